@@ -1,0 +1,228 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/overload"
+)
+
+// handlePlaceOrder: POST /orders[?db_delay=50ms] with an order.Input body and
+// an optional Idempotency-Key. 201 with the stored order; 200 with the same
+// order when the key and body were seen before; 422 when the key was used
+// with another body.
+func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m *metrics) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		delay, ok := durationParam(c, "db_delay", defaultDelay)
+		if !ok {
+			return
+		}
+		key := c.GetHeader("Idempotency-Key")
+		if err := order.ValidateIdempotencyKey(key); err != nil {
+			validationProblem(c, err.(*order.ValidationError))
+			return
+		}
+		var in order.Input
+		if !decodeJSON(c, &in) {
+			return
+		}
+		if err := in.Validate(); err != nil {
+			validationProblem(c, err.(*order.ValidationError))
+			return
+		}
+		o, created, err := b.PlaceOrder(c.Request.Context(), in, key, delay)
+		if err != nil {
+			backendProblem(c, log, err)
+			return
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+			m.ordersCreated.Inc()
+			c.Header("Location", fmt.Sprintf("/orders/%d", o.ID))
+		}
+		c.JSON(status, o)
+	}
+}
+
+// handleGetOrder: GET /orders/{id}.
+func handleGetOrder(b Backend, log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+		if err != nil || id <= 0 {
+			invalid(c, "id", "must be a positive integer")
+			return
+		}
+		o, err := b.GetOrder(c.Request.Context(), id)
+		if errors.Is(err, order.ErrNotFound) {
+			writeProblem(c, Problem{Title: "Not found", Status: http.StatusNotFound, Detail: fmt.Sprintf("no order with id %d", id)})
+			return
+		}
+		if err != nil {
+			backendProblem(c, log, err)
+			return
+		}
+		c.JSON(http.StatusOK, o)
+	}
+}
+
+// workResponse answers the experiment endpoints.
+type workResponse struct {
+	Held   string `json:"held,omitempty"`
+	Waited string `json:"waited,omitempty"`
+	Rounds int    `json:"rounds,omitempty"`
+	Digest string `json:"digest,omitempty"`
+}
+
+// handleWorkDB: GET /work/db?delay=20ms holds a pooled connection for delay,
+// through the service's concurrency model (experiment B, DB-bound).
+func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		d, ok := durationParam(c, "delay", defaultDelay)
+		if !ok {
+			return
+		}
+		if err := b.HoldConnection(c.Request.Context(), d); err != nil {
+			backendProblem(c, log, err)
+			return
+		}
+		c.JSON(http.StatusOK, workResponse{Held: d.String()})
+	}
+}
+
+// handleWorkAPI: GET /work/api?delay=150ms waits without touching the
+// database, like a call to a slow downstream (experiment B, API-bound).
+func handleWorkAPI(defaultDelay time.Duration) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		d, ok := durationParam(c, "delay", defaultDelay)
+		if !ok {
+			return
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			c.JSON(http.StatusOK, workResponse{Waited: d.String()})
+		case <-c.Request.Context().Done():
+			timeoutProblem(c, c.Request.Context().Err())
+		}
+	}
+}
+
+// handleWorkCPU: GET /work/cpu?rounds=5000 chains SHA-256 rounds
+// (experiment B, CPU-bound) and returns the final digest.
+func handleWorkCPU(defaultRounds int) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		rounds := defaultRounds
+		if s, ok := c.GetQuery("rounds"); ok {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 || n > MaxCPURounds {
+				invalid(c, "rounds", fmt.Sprintf("must be an integer between 1 and %d", MaxCPURounds))
+				return
+			}
+			rounds = n
+		}
+		sum := sha256.Sum256([]byte("orderlab"))
+		for i := 1; i < rounds; i++ {
+			sum = sha256.Sum256(sum[:])
+		}
+		c.JSON(http.StatusOK, workResponse{Rounds: rounds, Digest: hex.EncodeToString(sum[:])})
+	}
+}
+
+func handleLivez() gin.HandlerFunc {
+	return func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
+}
+
+// handleReadyz: 200 when the service takes traffic and Postgres answers.
+func handleReadyz(db Pinger, ready func() bool) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !ready() {
+			writeProblem(c, Problem{Title: "Not ready", Status: http.StatusServiceUnavailable, Detail: "shutting down"})
+			return
+		}
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		defer cancel()
+		if err := db.Ping(ctx); err != nil {
+			writeProblem(c, Problem{Title: "Not ready", Status: http.StatusServiceUnavailable, Detail: "postgres unreachable: " + err.Error()})
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	}
+}
+
+// durationParam reads an optional Go duration ("20ms") from the query,
+// between 0 and MaxDelay.
+func durationParam(c *gin.Context, name string, def time.Duration) (time.Duration, bool) {
+	s, ok := c.GetQuery(name)
+	if !ok {
+		return def, true
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > MaxDelay {
+		invalid(c, name, fmt.Sprintf("must be a duration between 0s and %s, such as 20ms", MaxDelay))
+		return 0, false
+	}
+	return d, true
+}
+
+func validationProblem(c *gin.Context, v *order.ValidationError) {
+	writeProblem(c, Problem{
+		Type: problemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
+		Detail: v.Error(), Errors: v.Fields,
+	})
+}
+
+// backendProblem answers an error from the concurrency model or the store.
+func backendProblem(c *gin.Context, log *slog.Logger, err error) {
+	var rejected *overload.RejectedError
+	var starved *overload.PoolTimeoutError
+	switch {
+	case errors.As(err, &rejected):
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(rejected.RetryAfter.Seconds()))))
+		w := rejected.Waited.Seconds()
+		writeProblem(c, Problem{
+			Type: problemBase + "overloaded", Title: "Too many requests", Status: http.StatusTooManyRequests,
+			Detail: fmt.Sprintf("the %s is full; retry later", rejected.Resource), WaitedSeconds: &w,
+		})
+	case errors.As(err, &starved):
+		w := starved.Waited.Seconds()
+		writeProblem(c, Problem{
+			Type: problemBase + "pool-exhausted", Title: "Database pool exhausted", Status: http.StatusServiceUnavailable,
+			Detail: starved.Error(), WaitedSeconds: &w,
+		})
+	case errors.Is(err, order.ErrIdempotencyConflict):
+		writeProblem(c, Problem{
+			Type: problemBase + "idempotency-conflict", Title: "Idempotency key reused", Status: http.StatusUnprocessableEntity,
+			Detail: "this Idempotency-Key was used with a different request body",
+			Errors: []order.FieldError{{Field: "Idempotency-Key", Detail: "was used with a different request body"}},
+		})
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		timeoutProblem(c, err)
+	case errors.Is(err, overload.ErrShuttingDown):
+		c.Header("Retry-After", "1")
+		writeProblem(c, Problem{Title: "Service unavailable", Status: http.StatusServiceUnavailable, Detail: err.Error()})
+	default:
+		log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "err", err)
+		writeProblem(c, Problem{Title: "Internal server error", Status: http.StatusInternalServerError,
+			Detail: "the order could not be processed; it was not stored"})
+	}
+}
+
+func timeoutProblem(c *gin.Context, err error) {
+	writeProblem(c, Problem{
+		Type: problemBase + "timeout", Title: "Request timed out", Status: http.StatusServiceUnavailable,
+		Detail: "the request did not finish within its deadline: " + err.Error(),
+	})
+}

@@ -1,0 +1,252 @@
+// Package app owns what the three services share around their concurrency
+// model: configuration from the environment, start-up (logger, metrics,
+// tracing, Postgres, servers) and a graceful shutdown. A service's main
+// passes its model in a Service and calls Run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/orderlab/orderlab/services/internal/api"
+	"github.com/orderlab/orderlab/services/internal/postgres"
+	"github.com/orderlab/orderlab/services/internal/telemetry"
+)
+
+// Version is set at build time with -ldflags "-X ...app.Version=...".
+var Version = "dev"
+
+// Model is a concurrency model wired to its dependencies.
+type Model interface {
+	api.Backend
+	// Close stops taking new work and finishes the work already accepted,
+	// within ctx.
+	Close(ctx context.Context) error
+}
+
+// Deps are what a model is built from.
+type Deps struct {
+	Store    *postgres.Store
+	Config   Config
+	Log      *slog.Logger
+	Registry prometheus.Registerer
+	Tracer   trace.TracerProvider
+}
+
+// Builder builds a model once the store is open.
+type Builder func(Deps) (Model, error)
+
+// Service describes one binary.
+type Service struct {
+	// Model names the concurrency model: unbounded, semaphore or pipeline.
+	Model string
+	// Configure reads the model's own settings from env (after the shared
+	// ones in cfg) and returns how to build the model.
+	Configure func(env *Env, cfg Config) Builder
+}
+
+// Config holds the settings every service shares.
+type Config struct {
+	HTTPAddr        string
+	AdminAddr       string
+	DatabaseURL     string
+	DBMaxConns      int
+	DBMinConns      int
+	StartupTimeout  time.Duration
+	ShutdownTimeout time.Duration
+	LogLevel        slog.Level
+	API             api.Config
+}
+
+func loadConfig(env *Env, model string) Config {
+	c := Config{
+		HTTPAddr:        env.String("HTTP_ADDR", "127.0.0.1:8080"),
+		AdminAddr:       env.String("ADMIN_ADDR", "127.0.0.1:9090"),
+		DatabaseURL:     env.Secret("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		DBMaxConns:      env.Int("DB_MAX_CONNS", 20, 1, 10_000),
+		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
+		StartupTimeout:  env.Duration("STARTUP_TIMEOUT", 60*time.Second, time.Second, time.Hour),
+		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 30*time.Second, 0, time.Hour),
+		API: api.Config{
+			Service:        "orderlab-" + model,
+			RequestTimeout: env.Duration("REQUEST_TIMEOUT", 30*time.Second, time.Millisecond, 10*time.Minute),
+			DBDelay:        env.Duration("DB_DELAY", 0, 0, api.MaxDelay),
+			WorkDBDelay:    env.Duration("WORK_DB_DELAY", 20*time.Millisecond, 0, api.MaxDelay),
+			WorkAPIDelay:   env.Duration("WORK_API_DELAY", 150*time.Millisecond, 0, api.MaxDelay),
+			WorkCPURounds:  env.Int("WORK_CPU_ROUNDS", 5000, 1, api.MaxCPURounds),
+		},
+	}
+	if c.DBMinConns > c.DBMaxConns {
+		env.Fail("DB_MIN_CONNS=%d: want at most DB_MAX_CONNS (%d)", c.DBMinConns, c.DBMaxConns)
+	}
+	switch env.OneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error") {
+	case "debug":
+		c.LogLevel = slog.LevelDebug
+	case "warn":
+		c.LogLevel = slog.LevelWarn
+	case "error":
+		c.LogLevel = slog.LevelError
+	}
+	return c
+}
+
+// Run is the whole life of a service: read the settings, start, serve until
+// ctx ends or SIGINT/SIGTERM arrives, then drain and stop. It returns an
+// error for a bad setting or a failed start; main turns that into exit 1.
+func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	// Configuration: every bad variable is reported before anything starts.
+	env := NewEnv(getenv)
+	cfg := loadConfig(env, svc.Model)
+	build := svc.Configure(env, cfg)
+	if err := env.Err(); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+
+	// Logging.
+	log := telemetry.NewLogger(stdout, cfg.LogLevel, "orderlab-"+svc.Model)
+	log.Info("starting", append([]any{"model", svc.Model, "version", Version}, env.LogAttrs()...)...)
+
+	// Metrics and tracing.
+	reg := telemetry.NewRegistry()
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "orderlab_service_info",
+		Help:        "Which concurrency model this process runs (always 1).",
+		ConstLabels: prometheus.Labels{"model": svc.Model, "version": Version},
+	}, func() float64 { return 1 }))
+	tp, err := telemetry.NewTracerProvider(ctx, "orderlab-"+svc.Model, getenv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(sctx); err != nil {
+			log.Warn("tracer shutdown", "err", err)
+		}
+	}()
+
+	// Database: wait for it, migrate, open the instrumented pool.
+	store, err := postgres.Open(ctx, postgres.Config{
+		URL: cfg.DatabaseURL, MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns),
+		StartupTimeout: cfg.StartupTimeout,
+	}, log, reg, tp)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	// The concurrency model, and the API in front of it.
+	model, err := build(Deps{Store: store, Config: cfg, Log: log, Registry: reg, Tracer: tp})
+	if err != nil {
+		return fmt.Errorf("build %s model: %w", svc.Model, err)
+	}
+	var ready atomic.Bool
+	handler, err := api.NewServer(cfg.API, model, store, ready.Load, log, reg, tp)
+	if err != nil {
+		return err
+	}
+
+	// Servers: the API, and an admin listener for /metrics and pprof.
+	apiLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("HTTP_ADDR: %w", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		_ = apiLn.Close()
+		return fmt.Errorf("ADMIN_ADDR: %w", err)
+	}
+	apiSrv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      cfg.API.RequestTimeout + 10*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	adminSrv := &http.Server{
+		Handler:           adminHandler(reg, log),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- serve(apiSrv, apiLn) }()
+	go func() { errc <- serve(adminSrv, adminLn) }()
+	ready.Store(true)
+	log.Info("serving", "http_addr", apiLn.Addr().String(), "admin_addr", adminLn.Addr().String())
+
+	// Wait for a signal, or a server that died.
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutdown requested")
+	case serveErr = <-errc:
+		log.Error("server failed", "err", serveErr)
+	}
+
+	// Shutdown: stop taking requests, let in-flight ones finish, drain the
+	// model's queues, then close the pool (deferred above).
+	start := time.Now()
+	ready.Store(false)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	if err := apiSrv.Shutdown(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+	}
+	if err := model.Close(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("model drain: %w", err))
+	}
+	if err := adminSrv.Shutdown(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("admin shutdown: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		log.Error("shutdown incomplete", "err", err, "took", time.Since(start).String())
+		return errors.Join(serveErr, err)
+	}
+	log.Info("stopped", "took", time.Since(start).String())
+	return serveErr
+}
+
+func serve(s *http.Server, ln net.Listener) error {
+	if err := s.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// adminHandler serves /metrics (OpenMetrics with exemplars when asked, and
+// protobuf for native histograms) and pprof, away from the API listener and
+// from http.DefaultServeMux.
+func adminHandler(reg *prometheus.Registry, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}))
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return mux
+}

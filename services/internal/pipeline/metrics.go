@@ -1,0 +1,66 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	enqueueWait   *prometheus.HistogramVec
+	rejections    prometheus.Counter
+	batchSize     prometheus.Histogram
+	commitSeconds *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
+	m := &metrics{
+		enqueueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:                            "orderlab_pipeline_enqueue_wait_seconds",
+			Help:                            "Time a handler waited for an intake slot, by outcome (enqueued, rejected, canceled).",
+			Buckets:                         []float64{0.00001, 0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, []string{"outcome"}),
+		rejections: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderlab_pipeline_rejections_total",
+			Help: "Requests answered 429 because the intake queue was full.",
+		}),
+		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "orderlab_pipeline_batch_size",
+			Help:    "Orders committed per transaction.",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 9), // 1..256
+		}),
+		commitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:                            "orderlab_pipeline_batch_commit_seconds",
+			Help:                            "Time to run and commit one batch transaction, by outcome (ok, error).",
+			Buckets:                         []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, []string{"outcome"}),
+	}
+	stage := func(name string, queue func() int, capacity, workers int, busy func() int64) []prometheus.Collector {
+		l := prometheus.Labels{"stage": name}
+		return []prometheus.Collector{
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "orderlab_pipeline_queue_length", ConstLabels: l,
+				Help: "Items waiting in the stage's input channel."}, func() float64 { return float64(queue()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "orderlab_pipeline_queue_capacity", ConstLabels: l,
+				Help: "Capacity of the stage's input channel."}, func() float64 { return float64(capacity) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "orderlab_pipeline_workers", ConstLabels: l,
+				Help: "Goroutines running the stage."}, func() float64 { return float64(workers) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "orderlab_pipeline_workers_busy", ConstLabels: l,
+				Help: "Of the stage's goroutines, those working on an item now."}, func() float64 { return float64(busy()) }),
+		}
+	}
+	cs := []prometheus.Collector{m.enqueueWait, m.rejections, m.batchSize, m.commitSeconds}
+	cs = append(cs, stage("intake", func() int { return len(p.intake) }, cap(p.intake), p.cfg.PriceWorkers, p.priceBusy.Load)...)
+	cs = append(cs, stage("persist", func() int { return len(p.persist) }, cap(p.persist), p.cfg.Workers, p.persistBusy.Load)...)
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,369 @@
+// Package pipeline owns the staged path from the HTTP edge to Postgres used
+// by the pipeline service: an intake queue, a pricing stage, a persist queue
+// and a fixed set of workers that commit orders in batches.
+//
+//	handler --intake (QUEUE_CAPACITY)--> price --persist--> WORKERS x [batch <= BATCH_MAX, wait <= BATCH_WAIT] --> Postgres
+//
+// Every channel is bounded. When the workers fall behind the persist queue
+// fills, pricing blocks, the intake queue fills, and Submit rejects: the
+// backpressure reaches the HTTP edge as a 429 instead of piling up goroutines.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/overload"
+	"github.com/orderlab/orderlab/services/internal/postgres"
+	"github.com/orderlab/orderlab/services/internal/telemetry"
+)
+
+// ErrClosed is returned by calls made after Close began.
+var ErrClosed = fmt.Errorf("pipeline closed: %w", overload.ErrShuttingDown)
+
+// RetryAfter is the hint sent with a rejection (whole seconds in HTTP).
+const RetryAfter = time.Second
+
+// Store is what the workers need from Postgres.
+type Store interface {
+	CreateOrders(ctx context.Context, rs []order.Request, delay time.Duration) ([]postgres.Result, error)
+	CreateOrder(ctx context.Context, r order.Request, delay time.Duration) (postgres.Result, error)
+	HoldConnection(ctx context.Context, d time.Duration) error
+}
+
+var _ Store = (*postgres.Store)(nil)
+
+// Config sizes the pipeline.
+type Config struct {
+	Workers       int           // persist workers (WORKERS)
+	BatchMax      int           // orders per transaction at most (BATCH_MAX)
+	BatchWait     time.Duration // how long a worker waits to fill a batch (BATCH_WAIT)
+	QueueCapacity int           // intake queue slots (QUEUE_CAPACITY)
+	EnqueueWait   time.Duration // how long a handler waits for a slot (ENQUEUE_WAIT)
+	PriceWorkers  int           // pricing goroutines
+	// CommitTimeout bounds one batch transaction.
+	CommitTimeout time.Duration
+}
+
+type jobKind int
+
+const (
+	placeOrder jobKind = iota
+	holdConnection
+)
+
+// job is one request travelling through the stages. Its ctx carries the
+// request's span and deadline.
+type job struct {
+	ctx   context.Context
+	kind  jobKind
+	input order.Input
+	key   string
+	req   order.Request // filled by the price stage
+	delay time.Duration
+	done  chan result // buffered: a worker never blocks on a gone handler
+}
+
+type result struct {
+	res postgres.Result
+	err error
+}
+
+// Pipeline runs the stages. Start it with New, stop it with Close.
+type Pipeline struct {
+	cfg    Config
+	store  Store
+	log    *slog.Logger
+	tracer trace.Tracer
+	m      *metrics
+
+	mu      sync.RWMutex // guards closed against sends on a closed intake
+	closed  bool
+	intake  chan *job
+	persist chan *job
+
+	priceBusy, persistBusy atomic.Int64
+	stopped                chan struct{}
+}
+
+// New starts a pipeline over store with its metrics registered on reg.
+func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (*Pipeline, error) {
+	if cfg.Workers < 1 || cfg.BatchMax < 1 || cfg.QueueCapacity < 1 || cfg.PriceWorkers < 1 {
+		return nil, fmt.Errorf("pipeline: workers, batch max, queue capacity and price workers must be positive: %+v", cfg)
+	}
+	if cfg.CommitTimeout <= 0 {
+		cfg.CommitTimeout = 30 * time.Second
+	}
+	p := &Pipeline{
+		cfg:     cfg,
+		store:   store,
+		log:     log,
+		tracer:  tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
+		intake:  make(chan *job, cfg.QueueCapacity),
+		persist: make(chan *job, cfg.Workers*cfg.BatchMax),
+		stopped: make(chan struct{}),
+	}
+	m, err := newMetrics(reg, p)
+	if err != nil {
+		return nil, err
+	}
+	p.m = m
+
+	var price, persist sync.WaitGroup
+	for range cfg.PriceWorkers {
+		price.Go(p.price)
+	}
+	for range cfg.Workers {
+		persist.Go(p.work)
+	}
+	go func() {
+		price.Wait()
+		close(p.persist) // pricing is done: let the workers drain and stop
+		persist.Wait()
+		close(p.stopped)
+	}()
+	return p, nil
+}
+
+// PlaceOrder submits an order and waits until it is committed (or failed).
+// A nil error means the order is in the table.
+func (p *Pipeline) PlaceOrder(ctx context.Context, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
+	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, done: make(chan result, 1)}
+	if err := p.submit(ctx, j); err != nil {
+		return postgres.Result{}, err
+	}
+	select {
+	case r := <-j.done:
+		if r.err == nil {
+			r.err = r.res.Err
+		}
+		return r.res, r.err
+	case <-ctx.Done():
+		return postgres.Result{}, ctx.Err()
+	}
+}
+
+// HoldConnection runs a pg_sleep of d on one of the workers' connections,
+// so that /work/db is bounded by the same workers as the orders.
+func (p *Pipeline) HoldConnection(ctx context.Context, d time.Duration) error {
+	j := &job{ctx: ctx, kind: holdConnection, delay: d, done: make(chan result, 1)}
+	if err := p.submit(ctx, j); err != nil {
+		return err
+	}
+	select {
+	case r := <-j.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// submit puts j on the intake queue, waiting at most EnqueueWait for a slot.
+func (p *Pipeline) submit(ctx context.Context, j *job) error {
+	start := time.Now()
+	_, span := p.tracer.Start(ctx, "pipeline.enqueue", trace.WithAttributes(
+		attribute.Int("pipeline.queue.length", len(p.intake)),
+		attribute.Int("pipeline.queue.capacity", cap(p.intake)),
+	))
+	defer span.End()
+	outcome := "enqueued"
+	defer func() {
+		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), time.Since(start).Seconds())
+		span.SetAttributes(attribute.String("pipeline.outcome", outcome))
+	}()
+
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		outcome = "rejected"
+		return ErrClosed
+	}
+	select {
+	case p.intake <- j:
+		return nil
+	default:
+	}
+	if p.cfg.EnqueueWait > 0 {
+		t := time.NewTimer(p.cfg.EnqueueWait)
+		defer t.Stop()
+		select {
+		case p.intake <- j:
+			return nil
+		case <-ctx.Done():
+			outcome = "canceled"
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	outcome = "rejected"
+	p.m.rejections.Inc()
+	span.SetStatus(codes.Error, "queue full")
+	return &overload.RejectedError{Resource: "queue", Waited: time.Since(start), RetryAfter: RetryAfter}
+}
+
+// price is the first stage: it prices each order and fingerprints it for
+// idempotency, then hands it on. Its send blocks when persist is full: that
+// is the backpressure.
+func (p *Pipeline) price() {
+	for j := range p.intake {
+		p.priceBusy.Add(1)
+		if j.kind == placeOrder {
+			j.req = order.NewRequest(j.input, j.key)
+		}
+		p.priceBusy.Add(-1)
+		p.persist <- j
+	}
+}
+
+// work is one persist worker: it takes a job, fills a batch with whatever
+// else is queued (waiting at most BatchWait), and commits it.
+func (p *Pipeline) work() {
+	for first := range p.persist {
+		if first.kind == holdConnection {
+			p.hold(first)
+			continue
+		}
+		batch, next := p.fill(first)
+		p.commit(batch)
+		if next != nil {
+			p.hold(next)
+		}
+	}
+}
+
+// fill collects up to BatchMax orders starting with first. A connection hold
+// ends the batch and is returned to run after it.
+func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
+	batch = append(make([]*job, 0, p.cfg.BatchMax), first)
+	var timeout <-chan time.Time
+	if p.cfg.BatchWait > 0 {
+		t := time.NewTimer(p.cfg.BatchWait)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for len(batch) < p.cfg.BatchMax {
+		select {
+		case j, ok := <-p.persist:
+			if !ok {
+				return batch, nil
+			}
+			if j.kind == holdConnection {
+				return batch, j
+			}
+			batch = append(batch, j)
+			continue
+		default:
+		}
+		if timeout == nil {
+			return batch, nil
+		}
+		select {
+		case j, ok := <-p.persist:
+			if !ok {
+				return batch, nil
+			}
+			if j.kind == holdConnection {
+				return batch, j
+			}
+			batch = append(batch, j)
+		case <-timeout:
+			return batch, nil
+		}
+	}
+	return batch, nil
+}
+
+func (p *Pipeline) hold(j *job) {
+	p.persistBusy.Add(1)
+	defer p.persistBusy.Add(-1)
+	j.done <- result{err: p.store.HoldConnection(j.ctx, j.delay)}
+}
+
+// commit writes a batch in one transaction. Orders whose requests already
+// gave up are skipped: nobody will be told they were stored. When the batch
+// fails, each order is retried on its own, so that one bad order cannot fail
+// the others and every handler gets its own order's outcome.
+func (p *Pipeline) commit(batch []*job) {
+	p.persistBusy.Add(1)
+	defer p.persistBusy.Add(-1)
+
+	live := batch[:0]
+	var links []trace.Link
+	var delay time.Duration
+	for _, j := range batch {
+		if err := j.ctx.Err(); err != nil {
+			j.done <- result{err: err}
+			continue
+		}
+		live = append(live, j)
+		links = append(links, trace.LinkFromContext(j.ctx))
+		delay = max(delay, j.delay) // one slow query per transaction
+	}
+	if len(live) == 0 {
+		return
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.CommitTimeout)
+	defer cancel()
+	ctx, span := p.tracer.Start(ctx, "pipeline.batch", trace.WithNewRoot(), trace.WithLinks(links...),
+		trace.WithAttributes(attribute.Int("pipeline.batch.size", len(live))))
+	defer span.End()
+
+	reqs := make([]order.Request, len(live))
+	for i, j := range live {
+		reqs[i] = j.req
+	}
+	start := time.Now()
+	results, err := p.store.CreateOrders(ctx, reqs, delay)
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+	}
+	telemetry.Observe(ctx, p.m.commitSeconds.WithLabelValues(outcome), time.Since(start).Seconds())
+	p.m.batchSize.Observe(float64(len(live)))
+
+	if err == nil {
+		for i, j := range live {
+			j.done <- result{res: results[i]}
+		}
+		return
+	}
+	span.RecordError(err)
+	span.SetStatus(codes.Error, "batch failed")
+	if len(live) == 1 {
+		live[0].done <- result{err: err}
+		return
+	}
+	p.log.Warn("batch failed, retrying its orders one by one", "size", len(live), "err", err)
+	for _, j := range live {
+		r, err := p.store.CreateOrder(j.ctx, j.req, 0)
+		j.done <- result{res: r, err: err}
+	}
+}
+
+// Close stops taking work, lets every queued job finish, and returns when
+// the workers have committed the last batch or ctx ends.
+func (p *Pipeline) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.intake)
+	}
+	p.mu.Unlock()
+	select {
+	case <-p.stopped:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("pipeline drain: %w (%d queued, %d in persist)", ctx.Err(), len(p.intake), len(p.persist))
+	}
+}

@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrationLock is the advisory-lock key that serialises migrations when the
+// three services start against one database at the same time.
+const migrationLock int64 = 0x6f726465726c6162 // "orderlab"
+
+// Migrate applies every embedded migration that the database has not seen,
+// each in its own transaction, under a session advisory lock.
+//
+// It is hand-written rather than taken from tern or golang-migrate: the lab
+// needs forward-only plain SQL files, one lock and one bookkeeping table, and
+// those libraries bring template engines and driver registries for it.
+func Migrate(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error {
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", migrationLock); err != nil {
+		return fmt.Errorf("take migration lock: %w", err)
+	}
+	defer func() {
+		// A fresh context: the unlock must run even when ctx is done.
+		_, _ = conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", migrationLock)
+	}()
+
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    text PRIMARY KEY,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var done bool
+		if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)", name).Scan(&done); err != nil {
+			return fmt.Errorf("read schema_migrations: %w", err)
+		}
+		if done {
+			continue
+		}
+		sql, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, string(sql)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version) VALUES ($1)", name)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("apply %s: %w", name, err)
+		}
+		log.Info("migration applied", "version", name)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/orderlab/orderlab/services/internal/telemetry"
+)
+
+// poolTracer adds Prometheus histograms of each acquire's wait and each
+// connection's hold time to otelpgx's spans.
+//
+// pgxpool finds its AcquireTracer and ReleaseTracer by type assertions on
+// ConnConfig.Tracer, so this one type must carry every hook: the query, batch,
+// copy, connect and prepare hooks come from the embedded otelpgx tracer, and
+// the acquire hooks call through to it after recording.
+type poolTracer struct {
+	*otelpgx.Tracer
+	wait *prometheus.HistogramVec
+	hold prometheus.Histogram
+
+	mu   sync.Mutex
+	held map[*pgx.Conn]time.Time
+}
+
+var (
+	_ pgx.QueryTracer       = (*poolTracer)(nil)
+	_ pgx.BatchTracer       = (*poolTracer)(nil)
+	_ pgx.CopyFromTracer    = (*poolTracer)(nil)
+	_ pgx.ConnectTracer     = (*poolTracer)(nil)
+	_ pgx.PrepareTracer     = (*poolTracer)(nil)
+	_ pgxpool.AcquireTracer = (*poolTracer)(nil)
+	_ pgxpool.ReleaseTracer = (*poolTracer)(nil)
+	_ prometheus.Collector  = (*poolTracer)(nil)
+)
+
+type acquireStartKey struct{}
+
+func newPoolTracer(tp trace.TracerProvider) *poolTracer {
+	return &poolTracer{
+		Tracer: otelpgx.NewTracer(
+			otelpgx.WithTracerProvider(tp),
+			otelpgx.WithTrimSQLInSpanName(),
+			otelpgx.WithDisableConnectionDetailsInAttributes(),
+		),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:                            "orderlab_db_pool_acquire_wait_seconds",
+			Help:                            "Time each pgxpool Acquire waited for a connection, by outcome (ok, canceled, error).",
+			Buckets:                         waitBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}, []string{"outcome"}),
+		hold: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:                            "orderlab_db_pool_connection_hold_seconds",
+			Help:                            "Time from acquiring a pooled connection to releasing it.",
+			Buckets:                         waitBuckets,
+			NativeHistogramBucketFactor:     1.1,
+			NativeHistogramMaxBucketNumber:  160,
+			NativeHistogramMinResetDuration: time.Hour,
+		}),
+		held: make(map[*pgx.Conn]time.Time),
+	}
+}
+
+// waitBuckets span 100µs to 60s, for waits from "idle connection at hand" to
+// "starved until the request deadline".
+var waitBuckets = []float64{
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+	0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60,
+}
+
+// TraceAcquireStart implements pgxpool.AcquireTracer.
+func (t *poolTracer) TraceAcquireStart(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireStartData) context.Context {
+	ctx = context.WithValue(ctx, acquireStartKey{}, time.Now())
+	return t.Tracer.TraceAcquireStart(ctx, pool, data)
+}
+
+// TraceAcquireEnd implements pgxpool.AcquireTracer.
+func (t *poolTracer) TraceAcquireEnd(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireEndData) {
+	now := time.Now()
+	if start, ok := ctx.Value(acquireStartKey{}).(time.Time); ok {
+		outcome := "ok"
+		switch {
+		case data.Err == nil:
+		case errors.Is(data.Err, context.Canceled), errors.Is(data.Err, context.DeadlineExceeded):
+			outcome = "canceled"
+		default:
+			outcome = "error"
+		}
+		telemetry.Observe(ctx, t.wait.WithLabelValues(outcome), now.Sub(start).Seconds())
+	}
+	if data.Err == nil && data.Conn != nil {
+		t.mu.Lock()
+		t.held[data.Conn] = now
+		t.mu.Unlock()
+	}
+	t.Tracer.TraceAcquireEnd(ctx, pool, data)
+}
+
+// TraceRelease implements pgxpool.ReleaseTracer.
+func (t *poolTracer) TraceRelease(_ *pgxpool.Pool, data pgxpool.TraceReleaseData) {
+	t.mu.Lock()
+	since, ok := t.held[data.Conn]
+	delete(t.held, data.Conn)
+	t.mu.Unlock()
+	if ok {
+		t.hold.Observe(time.Since(since).Seconds())
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (t *poolTracer) Describe(ch chan<- *prometheus.Desc) {
+	t.wait.Describe(ch)
+	t.hold.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (t *poolTracer) Collect(ch chan<- prometheus.Metric) {
+	t.wait.Collect(ch)
+	t.hold.Collect(ch)
+}

@@ -1,0 +1,20 @@
+package telemetry
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Observe records v on o, with the trace id of ctx's span as an exemplar
+// when that span is sampled, so that a dot on a latency panel leads to the
+// trace that made it.
+func Observe(ctx context.Context, o prometheus.Observer, v float64) {
+	sc := trace.SpanContextFromContext(ctx)
+	if eo, ok := o.(prometheus.ExemplarObserver); ok && sc.IsSampled() {
+		eo.ObserveWithExemplar(v, prometheus.Labels{"trace_id": sc.TraceID().String()})
+		return
+	}
+	o.Observe(v)
+}

@@ -1,0 +1,29 @@
+// Command unbounded is the order service in which every request's goroutine
+// goes straight to the pgx pool: the Go counterpart of Java's virtual
+// threads. Nothing bounds concurrency before the pool, so under overload the
+// goroutines queue inside pgxpool.Acquire until REQUEST_TIMEOUT, and the
+// pool wait dominates latency.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/orderlab/orderlab/services/internal/app"
+)
+
+func main() {
+	if err := app.Run(context.Background(), service, os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "unbounded:", err)
+		os.Exit(1)
+	}
+}
+
+var service = app.Service{Model: "unbounded", Configure: configure}
+
+// configure: the unbounded model has no settings of its own; DB_MAX_CONNS and
+// REQUEST_TIMEOUT are all that shape it.
+func configure(_ *app.Env, _ app.Config) app.Builder {
+	return func(d app.Deps) (app.Model, error) { return model{store: d.Store}, nil }
+}
