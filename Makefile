@@ -8,8 +8,8 @@ export GOBIN := $(BIN)
 export PATH  := $(BIN):$(PATH)
 
 PROMETHEUS_VERSION ?= v0.316.0
-STATICCHECK_VERSION ?= 2025.1.1
-GOVULNCHECK_VERSION ?= v1.1.4
+STATICCHECK_VERSION ?= v0.8.2
+GOVULNCHECK_VERSION ?= v1.9.0
 
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_DATABASE_URL
@@ -39,7 +39,7 @@ build: ## build the three services and loadtest into ./bin
 
 .PHONY: pgcheck
 pgcheck:
-	@$(GO) run ./services/internal/postgres/pgcheck "$(TEST_DATABASE_URL)"
+	@$(GO) run ./services/internal/testdb/pgcheck
 
 .PHONY: test
 test: $(BIN)/promtool pgcheck ## vet + go test -race against a real Postgres (TEST_DATABASE_URL)

@@ -1,0 +1,294 @@
+// Package apptest runs a real service (app.Run with its own environment)
+// against a fresh Postgres database on loopback ports, for the services'
+// tests, and holds the behaviour suite that all three must pass.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/orderlab/orderlab/services/internal/app"
+	"github.com/orderlab/orderlab/services/internal/testdb"
+)
+
+// Instance is a running service.
+type Instance struct {
+	URL      string        // API base URL
+	AdminURL string        // admin base URL (/metrics)
+	DB       *pgxpool.Pool // the service's database, for assertions
+	Log      *syncBuffer   // everything the service logged
+
+	t       testing.TB
+	cancel  context.CancelFunc
+	done    chan error
+	stopErr error
+	once    sync.Once
+}
+
+// Start runs svc with env (over test defaults: a fresh database, free
+// loopback ports, a small pool, warn-level logs) and waits until /readyz
+// answers 200. The service is stopped when t ends.
+func Start(t testing.TB, svc app.Service, env map[string]string) *Instance {
+	t.Helper()
+	dbURL := testdb.New(t)
+	vars := map[string]string{
+		"DATABASE_URL": dbURL,
+		"HTTP_ADDR":    freeAddr(t),
+		"ADMIN_ADDR":   freeAddr(t),
+		"DB_MAX_CONNS": "4",
+		"LOG_LEVEL":    "warn",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	inst := &Instance{
+		URL:      "http://" + vars["HTTP_ADDR"],
+		AdminURL: "http://" + vars["ADMIN_ADDR"],
+		Log:      &syncBuffer{},
+		t:        t,
+		done:     make(chan error, 1),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	inst.cancel = cancel
+	go func() {
+		inst.done <- app.Run(ctx, svc, func(k string) string { return vars[k] }, inst.Log, inst.Log)
+	}()
+	t.Cleanup(func() {
+		if err := inst.Stop(); err != nil {
+			t.Errorf("service stopped with error: %v\nlog:\n%s", err, inst.Log)
+		}
+	})
+	inst.waitReady()
+
+	pool, err := pgxpool.New(context.Background(), dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	inst.DB = pool
+	return inst
+}
+
+// Stop sends the shutdown signal and returns Run's error, once.
+func (i *Instance) Stop() error {
+	i.once.Do(func() {
+		i.cancel()
+		select {
+		case i.stopErr = <-i.done:
+		case <-time.After(60 * time.Second):
+			i.stopErr = errors.New("service did not stop within 60s")
+		}
+	})
+	return i.stopErr
+}
+
+func (i *Instance) waitReady() {
+	i.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-i.done:
+			i.done <- err
+			i.t.Fatalf("service exited during start: %v\nlog:\n%s", err, i.Log)
+		default:
+		}
+		resp, err := http.Get(i.URL + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	i.t.Fatalf("service not ready within 30s\nlog:\n%s", i.Log)
+}
+
+// Response is an HTTP answer, read whole.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test on error.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %q: %v", r.Body, err)
+	}
+}
+
+// Do sends a request to the API and reads the whole answer.
+func (i *Instance) Do(method, path, contentType string, body []byte, header map[string]string) (Response, error) {
+	req, err := http.NewRequest(method, i.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return Response{}, err
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return Response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: b}, err
+}
+
+// MustDo is Do that fails the test on a transport error.
+func (i *Instance) MustDo(method, path, contentType string, body []byte, header map[string]string) Response {
+	i.t.Helper()
+	r, err := i.Do(method, path, contentType, body, header)
+	if err != nil {
+		i.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// PostOrder posts body as JSON to path (/orders?...), with key as
+// Idempotency-Key when not empty.
+func (i *Instance) PostOrder(path, body, key string) (Response, error) {
+	h := map[string]string{}
+	if key != "" {
+		h["Idempotency-Key"] = key
+	}
+	return i.Do(http.MethodPost, path, "application/json", []byte(body), h)
+}
+
+var client = &http.Client{
+	Timeout:   60 * time.Second,
+	Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0},
+}
+
+// Metrics scrapes /metrics in the Prometheus text format and parses it.
+func (i *Instance) Metrics() map[string]*dto.MetricFamily {
+	i.t.Helper()
+	resp, err := http.Get(i.AdminURL + "/metrics")
+	if err != nil {
+		i.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		i.t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// Value is the sum of the family's samples whose labels include match: the
+// counter or gauge value, or for a histogram its sample sum.
+func Value(fams map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
+	v, _ := Sample(fams, name, match)
+	return v
+}
+
+// Count is the observation count of a histogram family, over the samples
+// whose labels include match.
+func Count(fams map[string]*dto.MetricFamily, name string, match map[string]string) uint64 {
+	_, c := Sample(fams, name, match)
+	return c
+}
+
+// Sample returns a family's summed value (or histogram sum) and histogram count.
+func Sample(fams map[string]*dto.MetricFamily, name string, match map[string]string) (float64, uint64) {
+	f, ok := fams[name]
+	if !ok {
+		return 0, 0
+	}
+	var sum float64
+	var count uint64
+next:
+	for _, m := range f.GetMetric() {
+		for k, v := range match {
+			found := false
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == k && lp.GetValue() == v {
+					found = true
+				}
+			}
+			if !found {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += m.GetHistogram().GetSampleSum()
+			count += m.GetHistogram().GetSampleCount()
+		case m.Untyped != nil:
+			sum += m.GetUntyped().GetValue()
+		}
+	}
+	return sum, count
+}
+
+// CountRows runs a count query on the service's database.
+func (i *Instance) CountRows(query string, args ...any) int {
+	i.t.Helper()
+	var n int
+	if err := i.DB.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		i.t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer collects the service's log lines from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// OrderBody is a valid order with n items.
+func OrderBody(customer string, n int) string {
+	items := make([]string, n)
+	for k := range items {
+		items[k] = fmt.Sprintf(`{"sku":"SKU-%d","quantity":%d,"unit_price_cents":%d}`, k, k+1, 100*(k+1))
+	}
+	return fmt.Sprintf(`{"customer_id":%q,"items":[%s]}`, customer, strings.Join(items, ","))
+}

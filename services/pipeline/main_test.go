@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/orderlab/orderlab/services/internal/apptest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestAPI(t *testing.T) { apptest.APISuite(t, service) }
+
+func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
+	apptest.ShutdownKeepsAcknowledged(t, service, map[string]string{"ENQUEUE_WAIT": "5s"})
+}
+
+// N concurrent orders are all committed, in fewer transactions than orders.
+func TestConcurrentOrdersAreBatched(t *testing.T) {
+	inst := apptest.Start(t, service, map[string]string{
+		"DB_MAX_CONNS": "2", "BATCH_MAX": "64", "BATCH_WAIT": "5ms",
+	})
+	const n = 200
+	var wg sync.WaitGroup
+	ids := make(chan int64, n)
+	for i := range n {
+		wg.Go(func() {
+			// db_delay keeps the two workers busy, so orders queue and batch.
+			r, err := inst.PostOrder("/orders?db_delay=20ms", apptest.OrderBody(fmt.Sprintf("batch-%d", i), 1+i%3), fmt.Sprintf("batch-key-%d", i))
+			if err != nil || r.Status != http.StatusCreated {
+				t.Errorf("order %d: %v %d %s", i, err, r.Status, r.Body)
+				return
+			}
+			var o struct{ ID int64 }
+			r.JSON(t, &o)
+			ids <- o.ID
+		})
+	}
+	wg.Wait()
+	close(ids)
+	var all []int64
+	for id := range ids {
+		all = append(all, id)
+	}
+	if len(all) != n {
+		t.Fatalf("%d of %d orders acknowledged", len(all), n)
+	}
+	if got := inst.CountRows("SELECT count(*) FROM orders WHERE id = ANY($1)", all); got != n {
+		t.Errorf("%d of %d acknowledged orders in the table", got, n)
+	}
+	fams := inst.Metrics()
+	batches := apptest.Count(fams, "orderlab_pipeline_batch_size", nil)
+	committed := apptest.Value(fams, "orderlab_pipeline_batch_size", nil)
+	if committed != n {
+		t.Errorf("batch sizes sum to %v, want %d", committed, n)
+	}
+	if batches >= n {
+		t.Errorf("%d transactions for %d orders: no batching", batches, n)
+	}
+	t.Logf("%d orders in %d transactions", n, batches)
+}
+
+// A full intake queue answers 429 at once, and every other request succeeds.
+func TestFullQueueRejects(t *testing.T) {
+	inst := apptest.Start(t, service, map[string]string{
+		"DB_MAX_CONNS": "1", "BATCH_MAX": "1", "QUEUE_CAPACITY": "1", "ENQUEUE_WAIT": "0s",
+	})
+	const n = 16
+	var wg sync.WaitGroup
+	res := make([]apptest.Response, n)
+	for i := range n {
+		wg.Go(func() {
+			r, err := inst.Do("GET", "/work/db?delay=300ms", "", nil, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			res[i] = r
+		})
+	}
+	wg.Wait()
+	rejected := 0
+	for _, r := range res {
+		switch r.Status {
+		case http.StatusOK:
+		case http.StatusTooManyRequests:
+			rejected++
+			if r.Header.Get("Retry-After") == "" || !strings.Contains(string(r.Body), "queue is full") {
+				t.Errorf("429 without Retry-After or queue detail: %v %s", r.Header, r.Body)
+			}
+		default:
+			t.Errorf("status %d: %s", r.Status, r.Body)
+		}
+	}
+	if rejected == 0 {
+		t.Fatal("no request was rejected with a queue of 1 and one worker")
+	}
+	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", nil); v != float64(rejected) {
+		t.Errorf("rejections_total = %v, want %d", v, rejected)
+	}
+}
