@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -101,5 +102,24 @@ func TestFullQueueRejects(t *testing.T) {
 	}
 	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", nil); v != float64(rejected) {
 		t.Errorf("rejections_total = %v, want %d", v, rejected)
+	}
+}
+
+// The queue wait is a span under the request; the batch that committed the
+// order is a trace of its own, linked to the request's span.
+func TestTraceQueueWaitAndLinkedBatch(t *testing.T) {
+	spans, server := apptest.Traced(t, service, nil)
+	apptest.ChildOf(t, spans, server, "pipeline.enqueue")
+	linked := false
+	for _, b := range apptest.Named(spans, "pipeline.batch") {
+		for _, l := range b.GetLinks() {
+			if bytes.Equal(l.GetSpanId(), server.GetSpanId()) && bytes.Equal(l.GetTraceId(), server.GetTraceId()) {
+				linked = true
+				apptest.ChildOf(t, spans, b, "pool.acquire")
+			}
+		}
+	}
+	if !linked {
+		t.Fatalf("no pipeline.batch span links to the request span")
 	}
 }

@@ -94,3 +94,10 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 		t.Errorf("%d rejected orders were stored", n)
 	}
 }
+
+// The wait for a permit and the wait for a connection are spans under the request.
+func TestTraceWaitsUnderRequest(t *testing.T) {
+	spans, server := apptest.Traced(t, service, nil)
+	apptest.ChildOf(t, spans, server, "limiter.wait")
+	apptest.ChildOf(t, spans, server, "pool.acquire")
+}

@@ -117,3 +117,12 @@ func statuses(rs []apptest.Response) []int {
 	}
 	return s
 }
+
+// The wait for a pooled connection is a span of its own under the request.
+func TestTracePoolWaitUnderRequest(t *testing.T) {
+	spans, server := apptest.Traced(t, service, nil)
+	acquire := apptest.ChildOf(t, spans, server, "pool.acquire")
+	if acquire.GetEndTimeUnixNano() < acquire.GetStartTimeUnixNano() {
+		t.Errorf("pool.acquire span has no duration")
+	}
+}

@@ -1,0 +1,68 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestEnvReportsEveryBadVariable(t *testing.T) {
+	vars := map[string]string{
+		"DB_MAX_CONNS":    "lots",
+		"REQUEST_TIMEOUT": "-1s",
+		"LOG_LEVEL":       "loud",
+		"WORK_CPU_ROUNDS": "0",
+	}
+	env := NewEnv(func(k string) string { return vars[k] })
+	loadConfig(env, "unbounded")
+	err := env.Err()
+	if err == nil {
+		t.Fatal("no error for four bad variables")
+	}
+	for _, want := range []string{
+		`DB_MAX_CONNS="lots": want an integer from 1 to 10000`,
+		`REQUEST_TIMEOUT="-1s": want a duration from 1ms to 10m0s`,
+		`LOG_LEVEL="loud": want one of debug, info, warn, error`,
+		`WORK_CPU_ROUNDS="0"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestEnvDefaultsAndMasking(t *testing.T) {
+	vars := map[string]string{"DATABASE_URL": "postgres://app:s3cret@db:5432/orders", "DB_MAX_CONNS": " 7 "}
+	env := NewEnv(func(k string) string { return vars[k] })
+	cfg := loadConfig(env, "semaphore")
+	if err := env.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DBMaxConns != 7 || cfg.API.RequestTimeout != 30*time.Second || cfg.API.WorkDBDelay != 20*time.Millisecond || cfg.HTTPAddr != "127.0.0.1:8080" {
+		t.Errorf("config = %+v", cfg)
+	}
+	logged := ""
+	attrs := env.LogAttrs()
+	for i := 0; i < len(attrs); i += 2 {
+		logged += attrs[i].(string) + "=" + attrs[i+1].(string) + " "
+	}
+	if strings.Contains(logged, "s3cret") || !strings.Contains(logged, "app:xxxxx@db") {
+		t.Errorf("secret not masked in the start-up log: %s", logged)
+	}
+}
+
+func TestRunRefusesBadSettingsBeforeStarting(t *testing.T) {
+	var out strings.Builder
+	svc := Service{Model: "test", Configure: func(env *Env, cfg Config) Builder {
+		env.Int("LIMIT", 1, 1, 10)
+		return nil
+	}}
+	vars := map[string]string{"LIMIT": "11", "DATABASE_URL": "postgres://nowhere.invalid/x"}
+	err := Run(t.Context(), svc, func(k string) string { return vars[k] }, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), `LIMIT="11": want an integer from 1 to 10`) {
+		t.Fatalf("Run = %v", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("Run logged before rejecting its settings: %s", out.String())
+	}
+}
