@@ -1,0 +1,88 @@
+package postgres
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/testdb"
+)
+
+func open(t *testing.T, url string) *Store {
+	st, err := Open(context.Background(), Config{URL: url, MaxConns: 4, StartupTimeout: 10 * time.Second},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), noop.NewTracerProvider())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return st
+}
+
+func req(customer string, qty int, key string) order.Request {
+	return order.NewRequest(order.Input{CustomerID: customer, Items: []order.Item{{SKU: "s", Quantity: qty, UnitPriceCents: 5}}}, key)
+}
+
+func count(t *testing.T, st *Store) int {
+	var n int
+	if err := st.pool.QueryRow(context.Background(), "SELECT count(*) FROM orders").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A batch is one transaction: when one order fails in the database, none of
+// the batch is stored.
+func TestBatchIsAtomic(t *testing.T) {
+	st := open(t, testdb.New(t))
+	// Quantity 0 passes the store (validation is the edge's job) but not the
+	// table's CHECK constraint.
+	_, err := st.CreateOrders(context.Background(), []order.Request{req("a", 1, ""), req("b", 0, ""), req("c", 1, "")}, 5*time.Millisecond)
+	if err == nil {
+		t.Fatal("a batch with a bad order succeeded")
+	}
+	if n := count(t, st); n != 0 {
+		t.Fatalf("%d orders stored from a failed batch", n)
+	}
+	rs, err := st.CreateOrders(context.Background(), []order.Request{req("a", 1, "k"), req("a", 1, "k"), req("b", 2, "k")}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rs[0].Created || rs[1].Created || rs[1].Order.ID != rs[0].Order.ID || rs[2].Err != order.ErrIdempotencyConflict {
+		t.Errorf("one key three times in a batch: %+v", rs)
+	}
+	if n := count(t, st); n != 1 {
+		t.Errorf("orders = %d, want 1", n)
+	}
+}
+
+// Migrations run once even when several services start together.
+func TestMigrateConcurrently(t *testing.T) {
+	url := testdb.New(t)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() { open(t, url) })
+	}
+	wg.Wait()
+	st := open(t, url)
+	var n int
+	if err := st.pool.QueryRow(context.Background(), "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("schema_migrations rows = %d, want 1", n)
+	}
+}
+
+func TestGetOrderNotFound(t *testing.T) {
+	st := open(t, testdb.New(t))
+	if _, err := st.GetOrder(context.Background(), 42); err != order.ErrNotFound {
+		t.Errorf("GetOrder(42) = %v, want ErrNotFound", err)
+	}
+}
