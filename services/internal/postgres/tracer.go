@@ -48,7 +48,6 @@ func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 	return &poolTracer{
 		Tracer: otelpgx.NewTracer(
 			otelpgx.WithTracerProvider(tp),
-			otelpgx.WithTrimSQLInSpanName(),
 			otelpgx.WithDisableConnectionDetailsInAttributes(),
 		),
 		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
