@@ -1,0 +1,354 @@
+package attack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/netip"
+	"net/url"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mode is the shape of a run.
+type Mode string
+
+// The modes.
+const (
+	// ModeBurst releases Concurrency requests at the same instant, after a
+	// warm-up round that opens the connections, and measures the time until
+	// the last answer.
+	ModeBurst Mode = "burst"
+	// ModeClosed runs Concurrency workers, each sending its next request as
+	// soon as the previous one is answered (like wrk -c). Its latencies
+	// hide queueing: a slow answer delays the requests behind it.
+	ModeClosed Mode = "closed"
+	// ModeOpen sends requests at the times a Pacer gives, independent of
+	// the answers, on at most Concurrency connections.
+	ModeOpen Mode = "open"
+)
+
+// SpareFiles is how many open files a run needs besides its connections:
+// standard streams, metric scrapes, the Go runtime.
+const SpareFiles = 64
+
+// Config describes one run against one target.
+type Config struct {
+	Mode   Mode
+	Target Target
+	// Concurrency is the number of workers, each with its own connection.
+	// Burst: the number of requests. Open: the most connections opened;
+	// the pool grows on demand up to it.
+	Concurrency int
+	Requests    int64         // closed, open: stop after this many requests (0: no bound)
+	Duration    time.Duration // closed, open: send no request after this long (0: no bound)
+	Pacer       Pacer         // open: when each request is due
+	Timeout     time.Duration // per request; 0 means none
+	Retries     int           // retries of a refused connection, with jittered backoff
+	Warmup      bool          // burst: an untimed round of the same size first
+	Client      ClientKind    // default ClientFast
+	AllowRemote bool          // allow targets outside the loopback interface
+	// Transport, when set, replaces the HTTP client Client names, e.g.
+	// a ClientFunc-based fake in tests. Run does not close it.
+	Transport Transport
+}
+
+// Validate reports the first problem with c, naming the setting.
+func (c Config) Validate() error {
+	switch c.Mode {
+	case ModeBurst, ModeClosed, ModeOpen:
+	default:
+		return fmt.Errorf("mode %q: want burst, closed or open", c.Mode)
+	}
+	if c.Concurrency < 1 {
+		return fmt.Errorf("concurrency %d: must be at least 1", c.Concurrency)
+	}
+	if c.Mode != ModeBurst && c.Requests <= 0 && c.Duration <= 0 {
+		return errors.New("a run needs a bound: requests or duration")
+	}
+	if c.Requests < 0 || c.Duration < 0 || c.Timeout < 0 || c.Retries < 0 {
+		return errors.New("requests, duration, timeout and retries must not be negative")
+	}
+	if c.Mode == ModeOpen && c.Pacer == nil {
+		return errors.New("an open run needs a pacer")
+	}
+	if c.Target.Method != "" && c.Target.Method != "GET" && c.Target.Method != "POST" {
+		return fmt.Errorf("method %q: want GET or POST", c.Target.Method)
+	}
+	_, err := ParseURL(c.Target.URL, c.AllowRemote)
+	return err
+}
+
+// Attack is one run in progress. Its Progress method may be called from
+// any goroutine while Run runs.
+type Attack struct {
+	cfg    Config
+	url    *url.URL
+	srcs   []netip.Addr
+	groups []*recorder
+	runID  uint64
+
+	started  atomic.Int64 // unix nanoseconds; 0 until the run starts
+	sent     atomic.Int64
+	answered atomic.Int64
+	errs     atomic.Int64
+	rejected atomic.Int64
+	scratch  *Result // Progress's merge target, guarded by progMu
+	progMu   sync.Mutex
+}
+
+// New checks cfg and the environment (open-files limit, source ports) and
+// returns an Attack ready to run.
+func New(cfg Config) (*Attack, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	u, _ := ParseURL(cfg.Target.URL, cfg.AllowRemote)
+	if err := EnsureOpenFiles(cfg.Concurrency + SpareFiles); err != nil {
+		return nil, err
+	}
+	var srcs []netip.Addr
+	if ip, err := resolveLiteral(u.Hostname()); err == nil {
+		if srcs, err = SourceAddrs(ip, cfg.Concurrency, EphemeralPorts()); err != nil {
+			return nil, err
+		}
+	}
+	n := min(cfg.Concurrency, 4*runtime.GOMAXPROCS(0))
+	groups := make([]*recorder, n)
+	for i := range groups {
+		groups[i] = newRecorder()
+	}
+	return &Attack{cfg: cfg, url: u, srcs: srcs, groups: groups, runID: rand.Uint64(), scratch: newResult()}, nil
+}
+
+// resolveLiteral returns host's address when it is an IP literal or localhost.
+func resolveLiteral(host string) (netip.Addr, error) {
+	if host == "localhost" {
+		return netip.AddrFrom4([4]byte{127, 0, 0, 1}), nil
+	}
+	a, err := netip.ParseAddr(host)
+	return a.Unmap(), err
+}
+
+// Run performs the run and returns what it measured. When ctx is canceled
+// it stops early and returns the partial result together with ctx's error.
+func (a *Attack) Run(ctx context.Context) (*Result, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	tr := a.cfg.Transport
+	if tr == nil {
+		var err error
+		tr, err = NewTransport(ctx, TransportConfig{
+			Kind:        a.cfg.Client,
+			Method:      a.cfg.Target.Method,
+			URL:         a.url,
+			Header:      a.cfg.Target.Header,
+			Conns:       a.cfg.Concurrency,
+			Timeout:     a.cfg.Timeout,
+			SourceAddrs: a.srcs,
+		})
+		if err != nil {
+			return nil, err
+		}
+		defer tr.Close()
+	}
+
+	var start time.Time
+	switch a.cfg.Mode {
+	case ModeBurst:
+		start = a.burst(ctx, tr)
+	case ModeClosed:
+		start = a.closed(ctx, tr)
+	case ModeOpen:
+		start = a.open(ctx, tr)
+	}
+	res := newResult()
+	res.Mode = a.cfg.Mode
+	var last time.Time
+	for _, g := range a.groups {
+		g.mu.Lock()
+		res.Merge(g.res)
+		if g.last.After(last) {
+			last = g.last
+		}
+		g.mu.Unlock()
+	}
+	res.Started = start
+	if last.After(start) {
+		res.Elapsed = last.Sub(start)
+	}
+	if a.cfg.Mode == ModeOpen {
+		due := a.cfg.Requests
+		if a.cfg.Duration > 0 {
+			if n := DueBefore(a.cfg.Pacer, a.cfg.Duration); due == 0 || n < due {
+				due = n
+			}
+		}
+		res.Unsent = max(0, due-res.Sent-res.Canceled)
+	}
+	return res, ctx.Err()
+}
+
+// Progress is a live view of a run.
+type Progress struct {
+	Elapsed  time.Duration
+	Sent     int64
+	Answered int64
+	Errors   int64
+	Rejected int64
+	P99      time.Duration // corrected latency of successes so far
+}
+
+// Progress returns the run's figures so far. It merges the workers'
+// histograms, so call it about once a second, not per request.
+func (a *Attack) Progress() Progress {
+	p := Progress{
+		Sent:     a.sent.Load(),
+		Answered: a.answered.Load(),
+		Errors:   a.errs.Load(),
+		Rejected: a.rejected.Load(),
+	}
+	if s := a.started.Load(); s != 0 {
+		p.Elapsed = time.Since(time.Unix(0, s))
+	}
+	a.progMu.Lock()
+	defer a.progMu.Unlock()
+	a.scratch.Success.Reset()
+	for _, g := range a.groups {
+		g.mu.Lock()
+		a.scratch.Success.Merge(g.res.Success)
+		g.mu.Unlock()
+	}
+	p.P99 = time.Duration(a.scratch.Success.ValueAtQuantile(99)) * time.Microsecond
+	return p
+}
+
+func (a *Attack) markStarted(t time.Time) { a.started.Store(t.UnixNano()) }
+
+// worker is one goroutine's state: its client, its recorder and scratch
+// buffers for the request it is about to send.
+type worker struct {
+	a      *Attack
+	client Client
+	rec    *recorder
+	rng    *rand.Rand
+	req    Request
+	id     uint64
+	seq    uint64
+	timer  *time.Timer
+}
+
+func (a *Attack) newWorker(id int, tr Transport) *worker {
+	return &worker{
+		a:      a,
+		client: tr.NewClient(),
+		rec:    a.groups[id%len(a.groups)],
+		rng:    rand.New(rand.NewPCG(a.runID, uint64(id))),
+		id:     uint64(id),
+	}
+}
+
+func (w *worker) close() {
+	_ = w.client.Close()
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// prepare fills w.req for the next request: a fresh body and a unique
+// Idempotency-Key ("lt-<run>-<worker>-<seq>") when the target has a body.
+func (w *worker) prepare() {
+	w.seq++
+	if w.a.cfg.Target.Body == nil {
+		return
+	}
+	w.req.Body = w.a.cfg.Target.Body(w.req.Body[:0], w.rng, w.seq)
+	k := append(w.req.IdempotencyKey[:0], "lt-"...)
+	k = appendHex(k, w.a.runID)
+	k = append(k, '-')
+	k = appendHex(k, w.id)
+	k = append(k, '-')
+	w.req.IdempotencyKey = appendHex(k, w.seq)
+}
+
+func appendHex(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	var tmp [16]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = digits[v&0xf]
+		v >>= 4
+		if v == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}
+
+// fire sends one request that was due at due and records the outcome into
+// rec. Refused connections are retried up to Config.Retries times.
+func (w *worker) fire(ctx context.Context, rec *recorder, due time.Time, late bool) {
+	w.prepare()
+	o := outcome{due: due, late: late}
+	for attempt := 0; ; attempt++ {
+		o.sent = time.Now()
+		o.status, o.err = w.client.Do(&w.req)
+		if o.err == nil || attempt >= w.a.cfg.Retries || ctx.Err() != nil || Classify(o.err) != ErrRefused {
+			break
+		}
+		o.retries++
+		if !w.sleep(ctx, backoff(w.rng, attempt)) {
+			break
+		}
+	}
+	o.done = time.Now()
+	if o.err != nil && ctx.Err() != nil {
+		o.canceled = true
+	}
+	rec.add(o)
+	if rec != w.rec { // warm-up: not part of the live figures
+		return
+	}
+	if o.canceled {
+		return
+	}
+	w.a.sent.Add(1)
+	switch {
+	case o.err != nil:
+		w.a.errs.Add(1)
+	case IsRejection(o.status):
+		w.a.answered.Add(1)
+		w.a.rejected.Add(1)
+	default:
+		w.a.answered.Add(1)
+	}
+}
+
+// sleep waits d or until ctx is done, and reports whether d passed.
+func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		w.timer.Reset(d)
+	}
+	select {
+	case <-w.timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// backoff returns a full-jitter exponential delay: uniform in [0, 20ms·2^attempt], at most 1 s.
+func backoff(r *rand.Rand, attempt int) time.Duration {
+	ceiling := min(float64(20*time.Millisecond)*math.Pow(2, float64(attempt)), float64(time.Second))
+	return time.Duration(r.Float64() * ceiling)
+}

@@ -1,0 +1,75 @@
+package attack
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// open sends request i at start+Pacer.Due(i), whatever happened to the
+// requests before it, and returns the start time.
+//
+// Workers take the next request number from a shared counter, so whichever
+// worker is free sends the next due request. A worker that finds its
+// request already due (no worker was free when it fell due) sends it at
+// once and counts it late; its corrected latency still starts at the due
+// time, which is what makes the run coordinated-omission correct. The pool
+// starts with one worker and grows, up to Concurrency, whenever a worker
+// goes to send and no other is waiting for the next request, so a fast
+// target keeps few connections and a stalled one gets as many as allowed.
+func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
+	start := time.Now().Add(time.Millisecond) // lets the first worker be on time
+	a.markStarted(start)
+	end := start.Add(a.cfg.Duration)
+	limit := a.cfg.Requests
+	if limit <= 0 {
+		limit = math.MaxInt64
+	}
+	var (
+		next, waiting, spawned atomic.Int64
+		wg                     sync.WaitGroup
+	)
+	var spawn func()
+	spawn = func() {
+		id := spawned.Add(1) - 1
+		if id >= int64(a.cfg.Concurrency) {
+			spawned.Add(-1)
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := a.newWorker(int(id), tr)
+			defer w.close()
+			for ctx.Err() == nil {
+				i := next.Add(1) - 1
+				if i >= limit {
+					return
+				}
+				due := start.Add(a.cfg.Pacer.Due(i))
+				now := time.Now()
+				if a.cfg.Duration > 0 && (!due.Before(end) || !now.Before(end)) {
+					return // past the schedule, or the window closed with requests unsent
+				}
+				late := now.After(due)
+				if !late {
+					waiting.Add(1)
+					ok := w.sleep(ctx, due.Sub(now))
+					waiting.Add(-1)
+					if !ok {
+						return
+					}
+				}
+				if waiting.Load() == 0 {
+					spawn()
+				}
+				w.fire(ctx, w.rec, due, late)
+			}
+		}()
+	}
+	spawn()
+	wg.Wait()
+	return start
+}

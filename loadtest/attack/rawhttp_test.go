@@ -1,0 +1,161 @@
+package attack
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// connCounter counts the connections a test server accepted.
+type connCounter struct{ n atomic.Int64 }
+
+func (c *connCounter) hook(_ net.Conn, s http.ConnState) {
+	if s == http.StateNew {
+		c.n.Add(1)
+	}
+}
+
+func newServer(t *testing.T, h http.Handler) (*httptest.Server, *connCounter) {
+	t.Helper()
+	var cc connCounter
+	s := httptest.NewUnstartedServer(h)
+	s.Config.ConnState = cc.hook
+	s.Start()
+	t.Cleanup(s.Close)
+	return s, &cc
+}
+
+func newTestTransport(t *testing.T, kind ClientKind, rawURL, method string) Transport {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTransport(context.Background(), TransportConfig{Kind: kind, Method: method, URL: u, Conns: 4, Header: http.Header{"X-Test": {"yes"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tr.Close() })
+	return tr
+}
+
+// TestClientsReadEveryResponseFraming sends one client through responses
+// with a Content-Length, a chunked body, no body, a rejection and
+// Connection: close (the server answers the cases in order), and checks the
+// statuses, that the query passes through and that keep-alive connections
+// are reused.
+func TestClientsReadEveryResponseFraming(t *testing.T) {
+	cases := []struct {
+		kind string
+		want int
+	}{{"plain", 200}, {"chunked", 200}, {"empty", 204}, {"reject", 429}, {"plain", 200}, {"close", 418}, {"plain", 200}}
+	for _, kind := range []ClientKind{ClientFast, ClientNetHTTP} {
+		t.Run(string(kind), func(t *testing.T) {
+			var next atomic.Int64
+			s, conns := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("X-Test") != "yes" || r.URL.RequestURI() != "/work/db?delay=20ms" {
+					t.Errorf("header %q, URI %q", r.Header.Get("X-Test"), r.URL.RequestURI())
+				}
+				switch cases[next.Add(1)-1].kind {
+				case "chunked":
+					for range 3 {
+						_, _ = w.Write([]byte(strings.Repeat("x", 5000)))
+						w.(http.Flusher).Flush()
+					}
+				case "empty":
+					w.WriteHeader(http.StatusNoContent)
+				case "close":
+					w.Header().Set("Connection", "close")
+					w.WriteHeader(http.StatusTeapot)
+				case "reject":
+					w.Header().Set("Retry-After", "1")
+					http.Error(w, "busy", http.StatusTooManyRequests)
+				default:
+					_, _ = w.Write([]byte("hello"))
+				}
+			}))
+			c := newTestTransport(t, kind, s.URL+"/work/db?delay=20ms", "GET").NewClient()
+			defer c.Close()
+			for _, tc := range cases {
+				got, err := c.Do(&Request{})
+				if err != nil || got != tc.want {
+					t.Fatalf("%s: status %d, %v; want %d", tc.kind, got, err, tc.want)
+				}
+			}
+			// One connection until the server closed it after "close", then one more.
+			if n := conns.n.Load(); n != 2 {
+				t.Errorf("opened %d connections, want 2 (keep-alive reuse)", n)
+			}
+		})
+	}
+}
+
+func TestFastClientRetriesAConnectionTheServerClosed(t *testing.T) {
+	s, conns := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	c := newTestTransport(t, ClientFast, s.URL+"/", "GET").NewClient()
+	defer c.Close()
+	if st, err := c.Do(&Request{}); err != nil || st != 200 {
+		t.Fatalf("first: %d, %v", st, err)
+	}
+	s.CloseClientConnections() // the idle keep-alive connection dies
+	if st, err := c.Do(&Request{}); err != nil || st != 200 {
+		t.Fatalf("after the server closed the connection: %d, %v", st, err)
+	}
+	if n := conns.n.Load(); n != 2 {
+		t.Errorf("opened %d connections, want 2", n)
+	}
+}
+
+func TestPostSendsAnOrderAndAnIdempotencyKey(t *testing.T) {
+	for _, kind := range []ClientKind{ClientFast, ClientNetHTTP} {
+		t.Run(string(kind), func(t *testing.T) {
+			type order struct {
+				CustomerID string `json:"customer_id"`
+				Items      []struct {
+					SKU            string `json:"sku"`
+					Quantity       int    `json:"quantity"`
+					UnitPriceCents int    `json:"unit_price_cents"`
+				} `json:"items"`
+			}
+			var mu sync.Mutex
+			keys := map[string]bool{}
+			s, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var o order
+				body, _ := io.ReadAll(r.Body)
+				if r.Method != "POST" || r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &o) != nil ||
+					!strings.HasPrefix(o.CustomerID, "c-") || len(o.Items) < 1 || len(o.Items) > 5 || o.Items[0].Quantity < 1 || o.Items[0].UnitPriceCents <= 0 {
+					t.Errorf("bad order %s %q", r.Method, body)
+					w.WriteHeader(http.StatusBadRequest)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				k := r.Header.Get("Idempotency-Key")
+				if k == "" || keys[k] {
+					t.Errorf("Idempotency-Key %q missing or repeated", k)
+				}
+				keys[k] = true
+				w.WriteHeader(http.StatusCreated)
+			}))
+			a, err := New(Config{Mode: ModeClosed, Concurrency: 3, Requests: 60, Target: Target{Method: "POST", URL: s.URL + "/orders", Body: OrderBody}, Client: kind})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Run(context.Background())
+			if err != nil || res.Status[201] != 60 {
+				t.Fatalf("status %v errors %v, %v; want 60 × 201", res.Status, res.Errors, err)
+			}
+			if len(keys) != 60 {
+				t.Errorf("%d distinct keys, want 60", len(keys))
+			}
+		})
+	}
+}

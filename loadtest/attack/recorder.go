@@ -1,0 +1,98 @@
+package attack
+
+import (
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram geometry: microseconds from 1 µs to one hour, 3 significant
+// digits (0.1 % error). Every histogram of a run, and every histogram of
+// every run that may be merged with it, has this geometry.
+const (
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histDigits  = 3
+)
+
+// NewHistogram returns an empty latency histogram in microseconds with the
+// geometry loadtest uses everywhere.
+func NewHistogram() *hdr.Histogram { return hdr.New(histLowest, histHighest, histDigits) }
+
+// record adds d to h, clamped to the histogram's range so that nothing is lost.
+func record(h *hdr.Histogram, d time.Duration) {
+	us := d.Microseconds()
+	if us < histLowest {
+		us = histLowest
+	}
+	if us > histHighest {
+		us = histHighest
+	}
+	_ = h.RecordValue(us)
+}
+
+// recorder holds the measurements of a group of workers. HDR histograms are
+// not safe for concurrent use, so each worker records into its group's
+// recorder under its mutex; the lock is held for a few nanoseconds per
+// request and shared by few workers, so it is almost never contended.
+// Recorders are per group, not per goroutine, because one set of histograms
+// takes about a megabyte and runs may have tens of thousands of workers.
+type recorder struct {
+	mu   sync.Mutex
+	res  *Result
+	last time.Time // when the last answer or error arrived
+}
+
+func newRecorder() *recorder { return &recorder{res: newResult()} }
+
+// outcome is what a worker learned from one request.
+type outcome struct {
+	due, sent, done time.Time
+	status          int
+	err             error
+	late            bool // the request was due before a worker was free to send it
+	canceled        bool // the run was canceled while the request was in flight
+	retries         int  // refused connections retried before this outcome
+}
+
+func (r *recorder) add(o outcome) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := r.res
+	res.Retries += int64(o.retries)
+	if o.canceled {
+		res.Canceled++
+		return
+	}
+	res.Sent++
+	if o.done.After(r.last) {
+		r.last = o.done
+	}
+	if o.late {
+		res.Late++
+	}
+	record(res.SchedulerLag, o.sent.Sub(o.due))
+	if o.err != nil {
+		res.Errors[Classify(o.err).String()]++
+		return
+	}
+	res.Status[o.status]++
+	corrected, uncorrected := o.done.Sub(o.due), o.done.Sub(o.sent)
+	switch {
+	case IsRejection(o.status):
+		record(res.Rejected, corrected)
+		record(res.RejectedUncorrected, uncorrected)
+	case o.status < 400:
+		record(res.Success, corrected)
+		record(res.SuccessUncorrected, uncorrected)
+	default:
+		record(res.Failed, corrected)
+	}
+}
+
+// IsRejection reports whether status is a load-shedding answer: 429 (a
+// limiter or a full queue said no) or 503 (the server gave up waiting for a
+// resource). A fast rejection is not a fast success, so rejections have
+// their own histograms.
+func IsRejection(status int) bool { return status == 429 || status == 503 }

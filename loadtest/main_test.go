@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/orderlab/orderlab/loadtest/report"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// service is a stand-in for one of the three services: POST /orders
+// answers 201 (or 429 for every tenth order when reject is set), GET
+// /work/db 200, and its metrics endpoint counts goroutines and rejections.
+type service struct {
+	api, admin *httptest.Server
+	orders     atomic.Int64
+	rejected   atomic.Int64
+}
+
+func newService(t *testing.T, reject bool) *service {
+	t.Helper()
+	s := &service{}
+	s.api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/orders":
+			if n := s.orders.Add(1); reject && n%10 == 0 {
+				s.rejected.Add(1)
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusTooManyRequests)
+				return
+			}
+			w.WriteHeader(http.StatusCreated)
+		case r.URL.Path == "/work/db" && r.URL.Query().Get("delay") == "1ms":
+			_, _ = w.Write([]byte(`{"ok":true}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	s.admin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "# TYPE go_goroutines gauge\ngo_goroutines %d\n# TYPE go_threads gauge\ngo_threads 7\n"+
+			"# TYPE orderlab_limiter_rejections_total counter\norderlab_limiter_rejections_total %d\n", 10+s.orders.Load(), s.rejected.Load())
+	}))
+	t.Cleanup(func() { s.api.Close(); s.admin.Close() })
+	return s
+}
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := report.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestBurstMode(t *testing.T) {
+	s := newService(t, false)
+	out := filepath.Join(t.TempDir(), "burst.json")
+	code, stdout, stderr := runCLI(t, "burst", "-n", "50", "-method", "POST", "-json", out, "-metrics", s.admin.URL+"/metrics", s.api.URL+"/orders")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "50 requests at once, after a warm-up round") || !strings.Contains(stdout, "201: 50") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	if n := s.orders.Load(); n != 100 {
+		t.Errorf("server saw %d orders, want 100 (warm-up + burst)", n)
+	}
+	run := readReport(t, out).Runs[0]
+	if run.Succeeded != 50 || run.Server == nil || run.Server.PeakGoroutines < 60 || run.ElapsedSeconds <= 0 {
+		t.Errorf("run: ok %d, server %+v, elapsed %v", run.Succeeded, run.Server, run.ElapsedSeconds)
+	}
+}
+
+func TestClosedMode(t *testing.T) {
+	s := newService(t, true)
+	code, stdout, stderr := runCLI(t, "closed", "-c", "4", "-n", "200", "-method", "post", s.api.URL+"/orders", "-md")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "| target |") || !strings.Contains(lines[2], "| 200 |") || !strings.Contains(lines[2], "| 180 | 20 |") {
+		t.Errorf("markdown:\n%s", stdout)
+	}
+}
+
+func TestOpenMode(t *testing.T) {
+	s := newService(t, false)
+	code, stdout, stderr := runCLI(t, "open", "-rate", "400", "-d", "500ms", "-ramp", "100ms", "-json", "-", s.api.URL+"/work/db?delay=1ms")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	rep, err := report.Read(strings.NewReader(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := rep.Runs[0]
+	// 200/s average over the 100 ms ramp, then 400/s: 20 + 160 requests.
+	if run.Sent+run.Unsent != 180 || run.Status["200"] != run.Sent || run.Latency.SuccessUncorrected == nil || run.Latency.SchedulerLag == nil {
+		t.Errorf("sent %d unsent %d status %v", run.Sent, run.Unsent, run.Status)
+	}
+	if rep.Mode != "open" || run.Settings.Rate != 400 || run.Settings.RampSeconds != 0.1 {
+		t.Errorf("report %+v settings %+v", rep.Mode, run.Settings)
+	}
+}
+
+func TestCompareMode(t *testing.T) {
+	a, b := newService(t, false), newService(t, true)
+	code, stdout, stderr := runCLI(t, "compare", "-mode", "closed", "-c", "2", "-n", "50", "-pause", "0s", "-method", "POST", "-path", "/orders",
+		"-metrics", "b="+b.admin.URL, "a="+a.api.URL, "b="+b.api.URL)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "target") || !strings.Contains(lines[0], "server rej.") {
+		t.Fatalf("table:\n%s", stdout)
+	}
+	if fa, fb := strings.Fields(lines[1]), strings.Fields(lines[2]); fa[0] != "a" || fb[0] != "b" || fa[len(fa)-1] != "-" || fb[len(fb)-1] != "5" {
+		t.Errorf("rows:\n%s", stdout)
+	}
+	if a.orders.Load() != 50 || b.orders.Load() != 50 {
+		t.Errorf("orders %d, %d; want 50 each", a.orders.Load(), b.orders.Load())
+	}
+}
+
+func TestSLOMissExitsOne(t *testing.T) {
+	s := newService(t, true)
+	code, _, stderr := runCLI(t, "closed", "-c", "2", "-n", "100", "-method", "POST", "-slo", "p99<1m,rejections<5%", s.api.URL+"/orders")
+	if code != exitFail || !strings.Contains(stderr, "SLO missed") || !strings.Contains(stderr, "rejections<5% (actual 10.0%)") || strings.Contains(stderr, "p99<1m") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestNoAnswerExitsOne(t *testing.T) {
+	s := httptest.NewServer(http.NotFoundHandler())
+	url := s.URL
+	s.Close() // nothing listens any more
+	code, _, stderr := runCLI(t, "closed", "-c", "1", "-n", "3", url)
+	if code != exitFail || !strings.Contains(stderr, "no request was answered") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestUsageErrorsNameTheFlagAndExitTwo(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage"},
+		{[]string{"sideways"}, "unknown mode"},
+		{[]string{"open", "http://127.0.0.1:1/"}, "-rate"},
+		{[]string{"open", "-rate", "10", "-d", "soon", "http://127.0.0.1:1/"}, "-d"},
+		{[]string{"closed", "-c", "0", "http://127.0.0.1:1/"}, "-c"},
+		{[]string{"closed", "-method", "PUT", "http://127.0.0.1:1/"}, "-method"},
+		{[]string{"closed", "-slo", "p99<soon", "http://127.0.0.1:1/"}, "-slo"},
+		{[]string{"closed", "ftp://127.0.0.1/"}, "URL"},
+		{[]string{"closed", "http://example.com/"}, "loopback"},
+		{[]string{"closed"}, "exactly one URL"},
+		{[]string{"burst", "-n", "0", "http://127.0.0.1:1/"}, "-n"},
+		{[]string{"compare", "-mode", "sideways"}, "-mode"},
+		{[]string{"compare", "-metrics", "nobody=http://127.0.0.1:1/"}, "-metrics"},
+		{[]string{"compare", "justaurl"}, "name=URL"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestOpenFilesLimitStopsBeforeStarting(t *testing.T) {
+	code, _, stderr := runCLI(t, "closed", "-c", "2000000000", "-n", "1", "http://127.0.0.1:1/")
+	if code != exitFail || !strings.Contains(stderr, "open-files limit") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}

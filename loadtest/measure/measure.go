@@ -1,0 +1,77 @@
+// Package measure runs one load run against one target while watching the
+// target's metrics, and returns the finished report.Run. It is the unit the
+// loadtest command and the scenario runner build on.
+package measure
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/report"
+	"github.com/orderlab/orderlab/loadtest/scrape"
+)
+
+// Target is a service under load.
+type Target struct {
+	Name       string // a label for tables, e.g. "unbounded"
+	MetricsURL string // its Prometheus endpoint; empty: no server-side figures
+}
+
+// Options tune what is observed besides the requests.
+type Options struct {
+	ScrapeInterval time.Duration // default 1 s
+	// Progress, when set, receives a live line once a second (see report.ShowProgress).
+	Progress io.Writer
+	SLO      report.SLO
+}
+
+// Run attacks cfg.Target.URL as cfg says, scraping t.MetricsURL before,
+// during and after, and returns the run. When ctx is canceled the partial
+// run is returned with ctx's error.
+func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.Run, error) {
+	a, err := attack.New(cfg)
+	if err != nil {
+		return report.Run{}, err
+	}
+	if opt.ScrapeInterval <= 0 {
+		opt.ScrapeInterval = time.Second
+	}
+	var watch *scrape.Watcher
+	if t.MetricsURL != "" {
+		watch = scrape.Watch(context.WithoutCancel(ctx), scrape.Scraper{URL: t.MetricsURL}, opt.ScrapeInterval)
+	}
+	var wg sync.WaitGroup
+	progCtx, stopProgress := context.WithCancel(ctx)
+	if opt.Progress != nil {
+		wg.Go(func() { report.ShowProgress(progCtx, opt.Progress, t.Name, a.Progress, time.Second) })
+	}
+	cpu0 := cpuTime()
+	res, runErr := a.Run(ctx)
+	cpu := cpuTime() - cpu0
+	stopProgress()
+	wg.Wait()
+	if res == nil {
+		return report.Run{}, runErr
+	}
+	var series *scrape.Series
+	if watch != nil {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		s := watch.Stop(stopCtx)
+		cancel()
+		series = &s
+	}
+	name := t.Name
+	if name == "" {
+		name = cfg.Target.URL
+	}
+	run, err := report.FromResult(name, cfg.Target.URL, cfg, res, series)
+	if err != nil {
+		return run, err
+	}
+	run.ClientCPUSeconds = cpu.Seconds()
+	run.SLO = opt.SLO.Evaluate(run)
+	return run, runErr
+}

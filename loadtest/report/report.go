@@ -1,0 +1,274 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/scrape"
+)
+
+// Schema names the JSON layout. It changes when a field changes meaning or
+// goes away; new fields may appear without a change.
+const Schema = "orderlab.loadtest/v1"
+
+// Report is the document loadtest -json writes: one Run per target.
+type Report struct {
+	Schema    string    `json:"schema"`
+	Mode      string    `json:"mode"`
+	Args      []string  `json:"args"`
+	StartedAt time.Time `json:"started_at"`
+	Host      Host      `json:"host"`
+	Runs      []Run     `json:"runs"`
+}
+
+// Host describes the machine the client ran on.
+type Host struct {
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GoVersion  string `json:"go_version"`
+}
+
+// New returns an empty report for mode, started now.
+func New(mode string, args []string) *Report {
+	return &Report{
+		Schema:    Schema,
+		Mode:      mode,
+		Args:      args,
+		StartedAt: time.Now().UTC(),
+		Host: Host{OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
+			GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version()},
+	}
+}
+
+// Settings is what a run was asked to do.
+type Settings struct {
+	Mode            string  `json:"mode"`
+	Method          string  `json:"method"`
+	Concurrency     int     `json:"concurrency"`
+	Requests        int64   `json:"requests,omitempty"`
+	DurationSeconds float64 `json:"duration_seconds,omitempty"`
+	Rate            float64 `json:"rate,omitempty"`      // open: requests per second
+	RampFrom        float64 `json:"ramp_from,omitempty"` // open: rate at the start of the ramp
+	RampSeconds     float64 `json:"ramp_seconds,omitempty"`
+	TimeoutSeconds  float64 `json:"timeout_seconds"`
+	Retries         int     `json:"retries,omitempty"`
+	Warmup          bool    `json:"warmup,omitempty"`
+	Client          string  `json:"client"`
+}
+
+// SettingsOf describes cfg.
+func SettingsOf(cfg attack.Config) Settings {
+	s := Settings{
+		Mode:            string(cfg.Mode),
+		Method:          cmp(cfg.Target.Method, "GET"),
+		Concurrency:     cfg.Concurrency,
+		Requests:        cfg.Requests,
+		DurationSeconds: cfg.Duration.Seconds(),
+		TimeoutSeconds:  cfg.Timeout.Seconds(),
+		Retries:         cfg.Retries,
+		Warmup:          cfg.Warmup,
+		Client:          string(cmp(cfg.Client, attack.ClientFast)),
+	}
+	switch p := cfg.Pacer.(type) {
+	case attack.ConstantPacer:
+		s.Rate = p.Rate
+	case attack.RampPacer:
+		s.Rate, s.RampFrom, s.RampSeconds = p.To, p.From, p.Ramp.Seconds()
+	}
+	return s
+}
+
+func cmp[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Run is one run against one target.
+type Run struct {
+	Name     string   `json:"name"`
+	URL      string   `json:"url"`
+	Settings Settings `json:"settings"`
+
+	StartedAt time.Time `json:"started_at"`
+	// ElapsedSeconds runs from the first intended send time to the last
+	// answer; in a burst it is the time until the last answer.
+	ElapsedSeconds float64          `json:"elapsed_seconds"`
+	Sent           int64            `json:"sent"`
+	Answered       int64            `json:"answered"`
+	Succeeded      int64            `json:"succeeded"` // 1xx-3xx
+	Rejected       int64            `json:"rejected"`  // 429, 503
+	Errors         int64            `json:"errors"`    // no HTTP answer
+	Throughput     float64          `json:"throughput_rps"`
+	Status         map[string]int64 `json:"status"`
+	ErrorClasses   map[string]int64 `json:"error_classes"`
+	ErrorRate      float64          `json:"error_rate"`     // (errors + other 4xx/5xx) / sent
+	RejectionRate  float64          `json:"rejection_rate"` // rejected / sent
+	Late           int64            `json:"late"`
+	Unsent         int64            `json:"unsent"`
+	Retries        int64            `json:"retries"`
+	Canceled       int64            `json:"canceled"`
+	WarmupErrors   int64            `json:"warmup_errors"`
+	Latency        Latencies        `json:"latency"`
+
+	ClientCPUSeconds float64      `json:"client_cpu_seconds"`
+	Server           *Server      `json:"server,omitempty"`
+	SLO              []Evaluation `json:"slo,omitempty"`
+}
+
+// Latencies holds the run's histograms. Corrected latencies start at the
+// intended send time; the uncorrected ones (open runs only) at the actual.
+type Latencies struct {
+	Success             *Latency `json:"success"`
+	SuccessUncorrected  *Latency `json:"success_uncorrected,omitempty"`
+	Rejected            *Latency `json:"rejected"`
+	RejectedUncorrected *Latency `json:"rejected_uncorrected,omitempty"`
+	Failed              *Latency `json:"failed"`
+	SchedulerLag        *Latency `json:"scheduler_lag,omitempty"`
+}
+
+// Server is what the target's metrics said during the run.
+type Server struct {
+	scrape.Summary
+	MetricsURL string          `json:"metrics_url"`
+	Samples    []scrape.Sample `json:"samples"`
+	LastError  string          `json:"last_error,omitempty"`
+}
+
+// FromResult builds a Run from an attack result and, when the target's
+// metrics were scraped, their series.
+func FromResult(name, url string, cfg attack.Config, res *attack.Result, series *scrape.Series) (Run, error) {
+	r := Run{
+		Name:           name,
+		URL:            url,
+		Settings:       SettingsOf(cfg),
+		StartedAt:      res.Started.UTC(),
+		ElapsedSeconds: res.Elapsed.Seconds(),
+		Sent:           res.Sent,
+		Answered:       res.Answered(),
+		Errors:         res.ErrorCount(),
+		Throughput:     res.Throughput(),
+		Status:         make(map[string]int64, len(res.Status)),
+		ErrorClasses:   make(map[string]int64, len(attack.ErrClasses)),
+		Late:           res.Late,
+		Unsent:         res.Unsent,
+		Retries:        res.Retries,
+		Canceled:       res.Canceled,
+		WarmupErrors:   res.WarmupErrors,
+	}
+	var failed int64
+	for code, n := range res.Status {
+		r.Status[strconv.Itoa(code)] = n
+		switch {
+		case attack.IsRejection(code):
+			r.Rejected += n
+		case code < 400:
+			r.Succeeded += n
+		default:
+			failed += n
+		}
+	}
+	for _, c := range attack.ErrClasses {
+		r.ErrorClasses[c.String()] = res.Errors[c.String()]
+	}
+	if r.Sent > 0 {
+		r.ErrorRate = float64(r.Errors+failed) / float64(r.Sent)
+		r.RejectionRate = float64(r.Rejected) / float64(r.Sent)
+	}
+	var err error
+	l := &r.Latency
+	for _, x := range []struct {
+		dst **Latency
+		h   hist
+		on  bool
+	}{
+		{&l.Success, res.Success, true},
+		{&l.SuccessUncorrected, res.SuccessUncorrected, res.Mode == attack.ModeOpen},
+		{&l.Rejected, res.Rejected, true},
+		{&l.RejectedUncorrected, res.RejectedUncorrected, res.Mode == attack.ModeOpen},
+		{&l.Failed, res.Failed, true},
+		{&l.SchedulerLag, res.SchedulerLag, res.Mode == attack.ModeOpen},
+	} {
+		if x.on && err == nil {
+			*x.dst, err = latencyOf(x.h)
+		}
+	}
+	if series != nil {
+		r.Server = &Server{Summary: series.Summary(), MetricsURL: series.URL, Samples: series.Samples, LastError: series.LastError}
+	}
+	return r, err
+}
+
+// Result rebuilds the attack result a Run was made from, histograms
+// included, so that runs from several clients can be merged with
+// [attack.Result.Merge] and turned back into a Run with [FromResult].
+func (r Run) Result() (*attack.Result, error) {
+	res := attack.NewResult()
+	res.Mode = attack.Mode(r.Settings.Mode)
+	res.Started = r.StartedAt
+	res.Elapsed = time.Duration(r.ElapsedSeconds * float64(time.Second))
+	res.Sent, res.Late, res.Unsent, res.Retries, res.Canceled, res.WarmupErrors = r.Sent, r.Late, r.Unsent, r.Retries, r.Canceled, r.WarmupErrors
+	for k, v := range r.Status {
+		code, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, fmt.Errorf("status %q: %w", k, err)
+		}
+		res.Status[code] = v
+	}
+	for k, v := range r.ErrorClasses {
+		if v != 0 {
+			res.Errors[k] = v
+		}
+	}
+	l := r.Latency
+	for _, x := range []struct {
+		src *Latency
+		dst hist
+	}{
+		{l.Success, res.Success}, {l.SuccessUncorrected, res.SuccessUncorrected},
+		{l.Rejected, res.Rejected}, {l.RejectedUncorrected, res.RejectedUncorrected},
+		{l.Failed, res.Failed}, {l.SchedulerLag, res.SchedulerLag},
+	} {
+		if x.src == nil {
+			continue
+		}
+		h, err := x.src.Histogram()
+		if err != nil {
+			return nil, err
+		}
+		x.dst.Merge(h)
+	}
+	if res.Mode != attack.ModeOpen { // only open runs tell the two apart
+		res.SuccessUncorrected.Merge(res.Success)
+		res.RejectedUncorrected.Merge(res.Rejected)
+	}
+	return res, nil
+}
+
+// Write encodes rep as indented JSON.
+func Write(w io.Writer, rep *Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// Read decodes a report and checks its schema.
+func Read(r io.Reader) (*Report, error) {
+	var rep Report
+	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+		return nil, err
+	}
+	if rep.Schema != Schema {
+		return nil, fmt.Errorf("schema %q: want %q", rep.Schema, Schema)
+	}
+	return &rep, nil
+}

@@ -1,0 +1,192 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/scrape"
+)
+
+// sampleResult is an open run: 1000 successes of 1..1000 ms, 10 rejections
+// of 2 ms, 3 resets.
+func sampleResult() *attack.Result {
+	res := attack.NewResult()
+	res.Mode = attack.ModeOpen
+	res.Started = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	res.Elapsed = 10 * time.Second
+	for i := range 1000 {
+		_ = res.Success.RecordValue(int64(i+1) * 1000)
+		_ = res.SuccessUncorrected.RecordValue(int64(i+1) * 500)
+		_ = res.SchedulerLag.RecordValue(10)
+	}
+	for range 10 {
+		_ = res.Rejected.RecordValue(2000)
+		_ = res.RejectedUncorrected.RecordValue(2000)
+	}
+	res.Status[201], res.Status[429], res.Errors["reset"] = 1000, 10, 3
+	res.Sent, res.Late, res.Unsent = 1013, 4, 2
+	return res
+}
+
+func sampleConfig() attack.Config {
+	return attack.Config{Mode: attack.ModeOpen, Concurrency: 100, Duration: 10 * time.Second,
+		Pacer: attack.RampPacer{From: 10, To: 100, Ramp: 2 * time.Second}, Target: attack.Target{Method: "POST", URL: "http://127.0.0.1:8083/orders"}}
+}
+
+func TestJSONRoundTripKeepsFiguresAndHistograms(t *testing.T) {
+	res := sampleResult()
+	series := &scrape.Series{URL: "http://127.0.0.1:9093/metrics", Samples: []scrape.Sample{
+		{Time: res.Started, Goroutines: 10, Rejections: 1},
+		{Time: res.Started.Add(time.Second), Goroutines: 50, Rejections: 11, QueueLength: map[string]float64{"intake": 4}},
+	}}
+	run, err := FromResult("pipeline", "http://127.0.0.1:8083/orders", sampleConfig(), res, series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Succeeded != 1000 || run.Rejected != 10 || run.Errors != 3 || run.Late != 4 || run.Unsent != 2 {
+		t.Errorf("counts %+v", run)
+	}
+	if got := run.Latency.Success.P99; got < 0.989 || got > 0.991 {
+		t.Errorf("success p99 %v s, want 0.99", got)
+	}
+	if run.Server.PeakGoroutines != 50 || run.Server.Rejections != 10 || run.Settings.RampFrom != 10 || run.Settings.Rate != 100 {
+		t.Errorf("server %+v settings %+v", run.Server.Summary, run.Settings)
+	}
+	rep := New("open", []string{"open", "-rate", "100"})
+	rep.Runs = append(rep.Runs, run)
+	var buf bytes.Buffer
+	if err := Write(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"schema": "orderlab.loadtest/v1"`, `"success_uncorrected"`, `"hdr": "HISTF`, `"queue_length"`, `"peak_goroutines": 50`} {
+		if !strings.Contains(buf.String(), field) {
+			t.Errorf("JSON lacks %s", field)
+		}
+	}
+	back, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := back.Runs[0]
+	if got.Latency.Success.P99 != run.Latency.Success.P99 || got.Status["429"] != 10 || got.Server.Samples[1].QueueLength["intake"] != 4 {
+		t.Errorf("round trip changed the run: %+v", got)
+	}
+	again, err := got.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pair := range map[string][2]interface{ TotalCount() int64 }{
+		"success": {res.Success, again.Success}, "uncorrected": {res.SuccessUncorrected, again.SuccessUncorrected},
+		"rejected": {res.Rejected, again.Rejected}, "lag": {res.SchedulerLag, again.SchedulerLag},
+	} {
+		if pair[0].TotalCount() != pair[1].TotalCount() {
+			t.Errorf("%s: %d values after the round trip, want %d", name, pair[1].TotalCount(), pair[0].TotalCount())
+		}
+	}
+	if !res.Success.Equals(again.Success) || again.Sent != res.Sent || again.Status[201] != 1000 || again.Errors["reset"] != 3 {
+		t.Error("decoded result differs from the original")
+	}
+}
+
+// TestRunsFromTwoClientsMerge is the reason the histograms are in the JSON:
+// two clients' runs combine into exact percentiles of the whole.
+func TestRunsFromTwoClientsMerge(t *testing.T) {
+	a, b := sampleResult(), sampleResult()
+	b.Success.Reset()
+	_ = b.Success.RecordValues(5_000_000, 1000) // the second client saw 5 s
+	var runs []Run
+	for _, r := range []*attack.Result{a, b} {
+		run, err := FromResult("x", "http://127.0.0.1/", sampleConfig(), r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, run)
+	}
+	merged := attack.NewResult()
+	for _, r := range runs {
+		res, err := r.Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(res)
+	}
+	run, err := FromResult("x", "http://127.0.0.1/", sampleConfig(), merged, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Succeeded != 2000 || run.Latency.Success.Count != 2000 || run.Latency.Success.P50 > 1.001 || run.Latency.Success.P90 < 4.99 {
+		t.Errorf("merged: %d ok, p50 %v, p90 %v", run.Succeeded, run.Latency.Success.P50, run.Latency.Success.P90)
+	}
+}
+
+func TestParseSLO(t *testing.T) {
+	slo, err := ParseSLO("p99<250ms, errors<1%,rejections<=0.05, p99.9 < 1s,rps>=100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Bound{
+		{"p99", "<", 0.25, "p99<250ms"}, {"errors", "<", 0.01, "errors<1%"}, {"rejections", "<=", 0.05, "rejections<=0.05"},
+		{"p99.9", "<", 1, "p99.9 < 1s"}, {"rps", ">=", 100, "rps>=100"},
+	}
+	if len(slo) != len(want) {
+		t.Fatalf("%v", slo)
+	}
+	for i := range want {
+		if slo[i] != want[i] {
+			t.Errorf("bound %d = %+v, want %+v", i, slo[i], want[i])
+		}
+	}
+	for _, bad := range []string{"p99", "p98<1s", "p99<fast", "errors<x%", "<1s", "errors<-1"} {
+		if _, err := ParseSLO(bad); err == nil {
+			t.Errorf("ParseSLO(%q): no error", bad)
+		}
+	}
+	if slo, err := ParseSLO(""); err != nil || len(slo) != 0 {
+		t.Errorf("empty: %v, %v", slo, err)
+	}
+}
+
+func TestEvaluateSaysWhichBoundWasMissed(t *testing.T) {
+	run, err := FromResult("x", "http://127.0.0.1/", sampleConfig(), sampleResult(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slo, _ := ParseSLO("p99<250ms,p50<1s,errors<1%,rejections<0.5%")
+	var missed []string
+	for _, e := range slo.Evaluate(run) {
+		if !e.Met {
+			missed = append(missed, e.Bound+"="+e.Actual)
+		}
+	}
+	if got := strings.Join(missed, " "); got != "p99<250ms=990ms rejections<0.5%=1.0%" {
+		t.Errorf("missed %q", got)
+	}
+	empty, _ := FromResult("x", "http://127.0.0.1/", sampleConfig(), attack.NewResult(), nil)
+	if e := slo.Evaluate(empty)[0]; e.Met {
+		t.Errorf("a run without successes met %s", e.Bound)
+	}
+}
+
+func TestTablesShowEveryRun(t *testing.T) {
+	run, _ := FromResult("semaphore", "http://127.0.0.1:8082/", sampleConfig(), sampleResult(), &scrape.Series{Samples: []scrape.Sample{{Threads: 9}}})
+	other := run
+	other.Name = "unbounded"
+	var md, txt, detail bytes.Buffer
+	if err := WriteMarkdown(&md, []Run{run, other}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(md.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| target | time |") || !strings.Contains(lines[0], "p99 uncorr.") ||
+		!strings.Contains(lines[0], "threads") || !strings.HasPrefix(lines[3], "| unbounded |") {
+		t.Errorf("markdown:\n%s", md.String())
+	}
+	if err := WriteSummary(&txt, []Run{run}); err != nil || !strings.Contains(txt.String(), "semaphore") {
+		t.Errorf("summary %v:\n%s", err, txt.String())
+	}
+	if err := WriteDetail(&detail, run); err != nil || !strings.Contains(detail.String(), "success, uncorrected") || !strings.Contains(detail.String(), "late 4") {
+		t.Errorf("detail %v:\n%s", err, detail.String())
+	}
+}

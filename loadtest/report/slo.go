@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// SLO is a list of bounds a run must meet, parsed from text such as
+// "p99<250ms,errors<1%". Latency bounds (p50, p90, p99, p99.9, p99.99,
+// max, mean) apply to the corrected latency of successes; errors and
+// rejections are shares of the requests sent, as a percentage or a
+// fraction; rps is the answers per second.
+type SLO []Bound
+
+// Bound is one term of an SLO.
+type Bound struct {
+	Metric string  // p99, errors, rps, ...
+	Op     string  // <, <=, >, >=
+	Value  float64 // seconds for latencies, a fraction for shares, per second for rps
+	Text   string  // as written
+}
+
+var latencyMetrics = map[string]bool{"p50": true, "p90": true, "p99": true, "p99.9": true, "p99.99": true, "max": true, "mean": true}
+
+// ParseSLO parses a comma-separated list of bounds. The empty string is the empty SLO.
+func ParseSLO(s string) (SLO, error) {
+	var slo SLO
+	for _, term := range strings.Split(s, ",") {
+		term = strings.TrimSpace(term)
+		if term == "" {
+			continue
+		}
+		i := strings.IndexAny(term, "<>")
+		if i <= 0 {
+			return nil, fmt.Errorf("%q: want METRIC<VALUE or METRIC>VALUE", term)
+		}
+		b := Bound{Metric: strings.TrimSpace(term[:i]), Op: term[i : i+1], Text: term}
+		rest := term[i+1:]
+		if strings.HasPrefix(rest, "=") {
+			b.Op += "="
+			rest = rest[1:]
+		}
+		rest = strings.TrimSpace(rest)
+		var err error
+		switch {
+		case latencyMetrics[b.Metric]:
+			var d time.Duration
+			d, err = time.ParseDuration(rest)
+			b.Value = d.Seconds()
+		case b.Metric == "errors" || b.Metric == "rejections":
+			if p, ok := strings.CutSuffix(rest, "%"); ok {
+				b.Value, err = strconv.ParseFloat(p, 64)
+				b.Value /= 100
+			} else {
+				b.Value, err = strconv.ParseFloat(rest, 64)
+			}
+		case b.Metric == "rps":
+			b.Value, err = strconv.ParseFloat(rest, 64)
+		default:
+			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections or rps)", term, b.Metric)
+		}
+		if err != nil || b.Value < 0 {
+			return nil, fmt.Errorf("%q: bad value %q", term, rest)
+		}
+		slo = append(slo, b)
+	}
+	return slo, nil
+}
+
+// Evaluation is the verdict on one bound for one run.
+type Evaluation struct {
+	Bound  string `json:"bound"`
+	Actual string `json:"actual"`
+	Met    bool   `json:"met"`
+}
+
+// Evaluate checks every bound against r.
+func (s SLO) Evaluate(r Run) []Evaluation {
+	out := make([]Evaluation, 0, len(s))
+	for _, b := range s {
+		var actual float64
+		var shown string
+		switch {
+		case latencyMetrics[b.Metric]:
+			if r.Latency.Success == nil || r.Latency.Success.Count == 0 {
+				out = append(out, Evaluation{Bound: b.Text, Actual: "no successful request"})
+				continue
+			}
+			d, _ := r.Latency.Success.Quantile(b.Metric)
+			actual, shown = d.Seconds(), FormatSeconds(d.Seconds())
+		case b.Metric == "errors":
+			actual, shown = r.ErrorRate, FormatPercent(r.ErrorRate)
+		case b.Metric == "rejections":
+			actual, shown = r.RejectionRate, FormatPercent(r.RejectionRate)
+		case b.Metric == "rps":
+			actual, shown = r.Throughput, strconv.FormatFloat(r.Throughput, 'f', 1, 64)
+		}
+		out = append(out, Evaluation{Bound: b.Text, Actual: shown, Met: compare(actual, b.Op, b.Value)})
+	}
+	return out
+}
+
+func compare(a float64, op string, b float64) bool {
+	switch op {
+	case "<":
+		return a < b
+	case "<=":
+		return a <= b
+	case ">":
+		return a > b
+	default:
+		return a >= b
+	}
+}

@@ -1,0 +1,125 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// column is one column of the summary table.
+type column struct {
+	head string
+	cell func(Run) string
+	when func(runs []Run) bool // nil: always
+}
+
+func lat(get func(Latencies) *Latency, q string) func(Run) string {
+	return func(r Run) string {
+		l := get(r.Latency)
+		if l == nil || l.Count == 0 {
+			return "-"
+		}
+		d, _ := l.Quantile(q)
+		return FormatSeconds(d.Seconds())
+	}
+}
+
+func success(l Latencies) *Latency     { return l.Success }
+func uncorrected(l Latencies) *Latency { return l.SuccessUncorrected }
+
+func count(f func(Run) int64) func(Run) string {
+	return func(r Run) string { return strconv.FormatInt(f(r), 10) }
+}
+
+func server(f func(*Server) string) func(Run) string {
+	return func(r Run) string {
+		if r.Server == nil || r.Server.Scrapes == 0 {
+			return "-"
+		}
+		return f(r.Server)
+	}
+}
+
+func anyOpen(runs []Run) bool {
+	return slices.ContainsFunc(runs, func(r Run) bool { return r.Settings.Mode == "open" })
+}
+
+func anyServer(runs []Run) bool {
+	return slices.ContainsFunc(runs, func(r Run) bool { return r.Server != nil && r.Server.Scrapes > 0 })
+}
+
+// summaryColumns are the columns of the one-row-per-target table; README.md
+// explains each.
+var summaryColumns = []column{
+	{head: "target", cell: func(r Run) string { return r.Name }},
+	{head: "time", cell: func(r Run) string { return FormatSeconds(r.ElapsedSeconds) }},
+	{head: "sent", cell: count(func(r Run) int64 { return r.Sent })},
+	{head: "rps", cell: func(r Run) string { return strconv.FormatFloat(r.Throughput, 'f', 1, 64) }},
+	{head: "ok", cell: count(func(r Run) int64 { return r.Succeeded })},
+	{head: "rejected", cell: count(func(r Run) int64 { return r.Rejected })},
+	{head: "errors", cell: func(r Run) string { return FormatPercent(r.ErrorRate) }},
+	{head: "p50", cell: lat(success, "p50")},
+	{head: "p90", cell: lat(success, "p90")},
+	{head: "p99", cell: lat(success, "p99")},
+	{head: "p99.9", cell: lat(success, "p99.9")},
+	{head: "p99.99", cell: lat(success, "p99.99")},
+	{head: "max", cell: lat(success, "max")},
+	{head: "p99 uncorr.", cell: lat(uncorrected, "p99"), when: anyOpen},
+	{head: "late", cell: count(func(r Run) int64 { return r.Late }), when: anyOpen},
+	{head: "unsent", cell: count(func(r Run) int64 { return r.Unsent }), when: anyOpen},
+	{head: "goroutines", cell: server(func(s *Server) string { return strconv.FormatFloat(s.PeakGoroutines, 'f', 0, 64) }), when: anyServer},
+	{head: "threads", cell: server(func(s *Server) string { return strconv.FormatFloat(s.PeakThreads, 'f', 0, 64) }), when: anyServer},
+	{head: "rss", cell: server(func(s *Server) string { return FormatBytes(s.PeakRSSBytes) }), when: anyServer},
+	{head: "pool wait p99", cell: server(func(s *Server) string { return FormatSeconds(s.AcquireWaitP99) }), when: anyServer},
+	{head: "server rej.", cell: server(func(s *Server) string { return strconv.FormatFloat(s.Rejections, 'f', 0, 64) }), when: anyServer},
+}
+
+func table(runs []Run) (head []string, rows [][]string) {
+	var cols []column
+	for _, c := range summaryColumns {
+		if c.when == nil || c.when(runs) {
+			cols = append(cols, c)
+		}
+	}
+	for _, c := range cols {
+		head = append(head, c.head)
+	}
+	for _, r := range runs {
+		row := make([]string, len(cols))
+		for i, c := range cols {
+			row[i] = c.cell(r)
+		}
+		rows = append(rows, row)
+	}
+	return head, rows
+}
+
+// WriteSummary writes one aligned row per run.
+func WriteSummary(w io.Writer, runs []Run) error {
+	head, rows := table(runs)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, row := range rows {
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+// WriteMarkdown writes the summary as a Markdown table.
+func WriteMarkdown(w io.Writer, runs []Run) error {
+	head, rows := table(runs)
+	align := make([]string, len(head))
+	for i := range align {
+		align[i] = "---:"
+	}
+	align[0] = "---"
+	lines := []string{"| " + strings.Join(head, " | ") + " |", "|" + strings.Join(align, "|") + "|"}
+	for _, row := range rows {
+		lines = append(lines, "| "+strings.Join(row, " | ")+" |")
+	}
+	_, err := fmt.Fprintln(w, strings.Join(lines, "\n"))
+	return err
+}

@@ -1,0 +1,195 @@
+package scrape
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// Sample is one scrape of a target's metrics.
+type Sample struct {
+	Time         time.Time          `json:"time"`
+	Goroutines   float64            `json:"goroutines"`
+	Threads      float64            `json:"threads"`
+	RSSBytes     float64            `json:"rss_bytes"`
+	PoolAcquired float64            `json:"pool_acquired_connections"`
+	QueueLength  map[string]float64 `json:"queue_length,omitempty"` // per pipeline stage
+	Rejections   float64            `json:"rejections_total"`       // limiter + pipeline, cumulative
+	// AcquireWaits is the cumulative count of pool acquires; AcquireWaitP99
+	// is the p99 of the acquires since the previous sample (0 when none).
+	AcquireWaits   float64 `json:"acquire_waits_total"`
+	AcquireWaitP99 float64 `json:"acquire_wait_p99_seconds"`
+	// AcquireWait holds the cumulative acquire-wait buckets, summed over
+	// the outcome label, so that any window's quantiles can be computed.
+	AcquireWait []Bucket `json:"acquire_wait_buckets,omitempty"`
+}
+
+// Bucket is one cumulative histogram bucket. In JSON it reads
+// {"le":"0.005","count":12}, with "+Inf" for the last bound, as Prometheus writes it.
+type Bucket struct {
+	UpperBound float64
+	Count      float64
+}
+
+type jsonBucket struct {
+	LE    string  `json:"le"`
+	Count float64 `json:"count"`
+}
+
+// MarshalJSON writes the bound as a string, since JSON has no +Inf.
+func (b Bucket) MarshalJSON() ([]byte, error) {
+	return json.Marshal(jsonBucket{LE: strconv.FormatFloat(b.UpperBound, 'g', -1, 64), Count: b.Count})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (b *Bucket) UnmarshalJSON(data []byte) error {
+	var j jsonBucket
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	ub, err := strconv.ParseFloat(j.LE, 64)
+	if err != nil {
+		return fmt.Errorf("bucket bound %q: %w", j.LE, err)
+	}
+	*b = Bucket{UpperBound: ub, Count: j.Count}
+	return nil
+}
+
+// parse decodes an exposition in format f into a Sample.
+func parse(r io.Reader, f expfmt.Format, at time.Time) (Sample, error) {
+	dec := expfmt.NewDecoder(r, f)
+	fams := make(map[string]*dto.MetricFamily)
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err == io.EOF {
+			break
+		} else if err != nil {
+			return Sample{}, fmt.Errorf("parsing metrics: %w", err)
+		}
+		fams[mf.GetName()] = &mf
+	}
+	s := Sample{
+		Time:         at,
+		Goroutines:   sum(fams[metricGoroutines]),
+		Threads:      sum(fams[metricThreads]),
+		RSSBytes:     sum(fams[metricRSS]),
+		PoolAcquired: sum(fams[metricPoolAcquired]),
+		Rejections:   sum(fams[metricLimiterRej]) + sum(fams[metricPipelineRej]),
+		AcquireWait:  buckets(fams[metricAcquireWait]),
+	}
+	if mf := fams[metricQueueLength]; mf != nil {
+		s.QueueLength = make(map[string]float64)
+		for _, m := range mf.GetMetric() {
+			s.QueueLength[label(m, "stage")] += value(m)
+		}
+	}
+	if n := len(s.AcquireWait); n > 0 {
+		s.AcquireWaits = s.AcquireWait[n-1].Count
+	}
+	return s, nil
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// sum adds the values of every series of a gauge, counter or untyped family.
+func sum(mf *dto.MetricFamily) float64 {
+	var v float64
+	for _, m := range mf.GetMetric() {
+		v += value(m)
+	}
+	return v
+}
+
+func value(m *dto.Metric) float64 {
+	switch {
+	case m.Gauge != nil:
+		return m.GetGauge().GetValue()
+	case m.Counter != nil:
+		return m.GetCounter().GetValue()
+	case m.Untyped != nil:
+		return m.GetUntyped().GetValue()
+	}
+	return 0
+}
+
+// buckets sums a histogram family's classic buckets over all its series,
+// by upper bound, and ends them with +Inf holding the total count.
+func buckets(mf *dto.MetricFamily) []Bucket {
+	if mf == nil {
+		return nil
+	}
+	byBound := make(map[float64]float64)
+	for _, m := range mf.GetMetric() {
+		h := m.GetHistogram()
+		inf := false
+		for _, b := range h.GetBucket() {
+			byBound[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+			inf = inf || math.IsInf(b.GetUpperBound(), 1)
+		}
+		if !inf {
+			byBound[math.Inf(1)] += float64(h.GetSampleCount())
+		}
+	}
+	out := make([]Bucket, 0, len(byBound))
+	for ub, c := range byBound {
+		out = append(out, Bucket{UpperBound: ub, Count: c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UpperBound < out[j].UpperBound })
+	return out
+}
+
+// Delta returns the buckets of the observations between two cumulative
+// snapshots of the same histogram (a counter reset reads as zero).
+func Delta(from, to []Bucket) []Bucket {
+	prev := make(map[float64]float64, len(from))
+	for _, b := range from {
+		prev[b.UpperBound] = b.Count
+	}
+	out := make([]Bucket, len(to))
+	for i, b := range to {
+		out[i] = Bucket{UpperBound: b.UpperBound, Count: max(0, b.Count-prev[b.UpperBound])}
+	}
+	return out
+}
+
+// Quantile estimates the q-quantile (0..1) of cumulative buckets the way
+// PromQL's histogram_quantile does: linear interpolation inside the bucket
+// that holds the rank, the highest finite bound when the rank falls in
+// +Inf. It returns 0 for an empty histogram.
+func Quantile(q float64, b []Bucket) float64 {
+	if len(b) == 0 || b[len(b)-1].Count <= 0 {
+		return 0
+	}
+	rank := q * b[len(b)-1].Count
+	lower, below := 0.0, 0.0
+	for i, x := range b {
+		if x.Count >= rank {
+			if math.IsInf(x.UpperBound, 1) {
+				if i == 0 {
+					return 0
+				}
+				return b[i-1].UpperBound
+			}
+			if x.Count == below {
+				return x.UpperBound
+			}
+			return lower + (x.UpperBound-lower)*(rank-below)/(x.Count-below)
+		}
+		lower, below = x.UpperBound, x.Count
+	}
+	return lower
+}

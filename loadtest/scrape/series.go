@@ -1,0 +1,69 @@
+package scrape
+
+import "time"
+
+// Series is every scrape of one target during a run.
+type Series struct {
+	URL       string   `json:"url"`
+	Samples   []Sample `json:"samples"`
+	Errors    int      `json:"errors"`
+	LastError string   `json:"last_error,omitempty"`
+}
+
+func (s *Series) add(x Sample, err error) {
+	if err != nil {
+		s.Errors++
+		s.LastError = err.Error()
+		return
+	}
+	if n := len(s.Samples); n > 0 {
+		x.AcquireWaitP99 = Quantile(0.99, Delta(s.Samples[n-1].AcquireWait, x.AcquireWait))
+	}
+	s.Samples = append(s.Samples, x)
+}
+
+// Summary is what a run did to a target, as its metrics tell it.
+type Summary struct {
+	Scrapes          int     `json:"scrapes"`
+	Errors           int     `json:"errors"`
+	PeakGoroutines   float64 `json:"peak_goroutines"`
+	PeakThreads      float64 `json:"peak_threads"`
+	PeakRSSBytes     float64 `json:"peak_rss_bytes"`
+	PeakPoolAcquired float64 `json:"peak_pool_acquired_connections"`
+	PeakQueueLength  float64 `json:"peak_queue_length"` // all stages together
+	// AcquireWaitP99 is the p99 pool-acquire wait over the run, from the
+	// bucket delta between the first and the last scrape; AcquireWaits is
+	// the number of acquires it covers.
+	AcquireWaitP99 float64 `json:"acquire_wait_p99_seconds"`
+	AcquireWaits   float64 `json:"acquire_waits"`
+	Rejections     float64 `json:"rejections"` // during the run
+	Window         float64 `json:"window_seconds"`
+}
+
+// Summary computes the peaks and the run's deltas.
+func (s Series) Summary() Summary {
+	sum := Summary{Scrapes: len(s.Samples), Errors: s.Errors}
+	if len(s.Samples) == 0 {
+		return sum
+	}
+	for _, x := range s.Samples {
+		sum.PeakGoroutines = max(sum.PeakGoroutines, x.Goroutines)
+		sum.PeakThreads = max(sum.PeakThreads, x.Threads)
+		sum.PeakRSSBytes = max(sum.PeakRSSBytes, x.RSSBytes)
+		sum.PeakPoolAcquired = max(sum.PeakPoolAcquired, x.PoolAcquired)
+		var q float64
+		for _, v := range x.QueueLength {
+			q += v
+		}
+		sum.PeakQueueLength = max(sum.PeakQueueLength, q)
+	}
+	first, last := s.Samples[0], s.Samples[len(s.Samples)-1]
+	d := Delta(first.AcquireWait, last.AcquireWait)
+	sum.AcquireWaitP99 = Quantile(0.99, d)
+	if n := len(d); n > 0 {
+		sum.AcquireWaits = d[n-1].Count
+	}
+	sum.Rejections = max(0, last.Rejections-first.Rejections)
+	sum.Window = last.Time.Sub(first.Time).Round(time.Millisecond).Seconds()
+	return sum
+}

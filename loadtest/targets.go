@@ -1,0 +1,85 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
+)
+
+// target is one service to put under load.
+type target struct {
+	name    string
+	url     string
+	metrics string
+}
+
+// defaultTargets are the three services as `make run` serves them.
+var defaultTargets = []target{
+	{name: "unbounded", url: "http://127.0.0.1:8081", metrics: "http://127.0.0.1:9091/metrics"},
+	{name: "semaphore", url: "http://127.0.0.1:8082", metrics: "http://127.0.0.1:9092/metrics"},
+	{name: "pipeline", url: "http://127.0.0.1:8083", metrics: "http://127.0.0.1:9093/metrics"},
+}
+
+// targets reads the positional arguments: one URL for burst, closed and
+// open; name=URL pairs for compare (the three local services when none).
+func (c *command) targets(pos []string) ([]target, error) {
+	if !c.compare {
+		if len(pos) != 1 {
+			return nil, usagef("", "want exactly one URL, got %d arguments", len(pos))
+		}
+		u, err := attack.ParseURL(pos[0], c.allowRemote)
+		if err != nil {
+			return nil, usagef("", "URL: %v", err)
+		}
+		if c.metrics != "" {
+			if _, err := attack.ParseURL(c.metrics, true); err != nil {
+				return nil, usagef("metrics", "%v", err)
+			}
+		}
+		name := c.name
+		if name == "" {
+			name = u.Host
+		}
+		return []target{{name: name, url: pos[0], metrics: c.metrics}}, nil
+	}
+
+	var ts []target
+	if len(pos) == 0 {
+		ts = append(ts, defaultTargets...)
+	}
+	for _, p := range pos {
+		name, u, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return nil, usagef("", "target %q: want name=URL", p)
+		}
+		ts = append(ts, target{name: name, url: u})
+	}
+	known := map[string]bool{}
+	for i := range ts {
+		t := &ts[i]
+		if known[t.name] {
+			return nil, usagef("", "target %q named twice", t.name)
+		}
+		known[t.name] = true
+		if c.path != "" {
+			t.url = strings.TrimRight(t.url, "/") + "/" + strings.TrimLeft(c.path, "/")
+		}
+		if _, err := attack.ParseURL(t.url, c.allowRemote); err != nil {
+			return nil, usagef("", "target %s: %v", t.name, err)
+		}
+		if m, ok := c.metricsOf[t.name]; ok {
+			t.metrics = m
+		}
+		if t.metrics != "" {
+			if _, err := attack.ParseURL(t.metrics, true); err != nil {
+				return nil, usagef("metrics", "%s: %v", t.name, err)
+			}
+		}
+	}
+	for name := range c.metricsOf {
+		if !known[name] {
+			return nil, usagef("metrics", "no target named %q", name)
+		}
+	}
+	return ts, nil
+}
