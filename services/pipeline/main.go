@@ -27,7 +27,8 @@ func main() {
 var service = app.Service{Model: "pipeline", Configure: configure}
 
 // configure reads WORKERS (default DB_MAX_CONNS), BATCH_MAX (64), BATCH_WAIT
-// (2ms), QUEUE_CAPACITY (1024) and ENQUEUE_WAIT (0: reject at once).
+// (2ms), QUEUE_CAPACITY (1024), ENQUEUE_WAIT (0: reject at once), and for
+// the audit stage AUDIT_WORKERS (4) and AUDIT_QUEUE (256).
 func configure(env *app.Env, cfg app.Config) app.Builder {
 	pc := pipeline.Config{
 		Workers:       env.Int("WORKERS", cfg.DBMaxConns, 1, 10_000),
@@ -37,11 +38,14 @@ func configure(env *app.Env, cfg app.Config) app.Builder {
 		EnqueueWait:   env.Duration("ENQUEUE_WAIT", 0, 0, time.Minute),
 		PriceWorkers:  runtime.GOMAXPROCS(0),
 		CommitTimeout: cfg.API.RequestTimeout,
+		AuditWorkers:  env.Int("AUDIT_WORKERS", 4, 1, 10_000),
+		AuditQueue:    env.Int("AUDIT_QUEUE", 256, 1, 1_000_000),
 	}
 	if pc.Workers > cfg.DBMaxConns {
 		env.Fail("WORKERS=%d: want at most DB_MAX_CONNS (%d); extra workers would only wait for the pool", pc.Workers, cfg.DBMaxConns)
 	}
 	return func(d app.Deps) (app.Model, error) {
+		pc.Audit = d.Audit
 		p, err := pipeline.New(pc, d.Store, d.Log, d.Registry, d.Tracer)
 		if err != nil {
 			return nil, err

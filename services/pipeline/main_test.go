@@ -123,3 +123,42 @@ func TestTraceQueueWaitAndLinkedBatch(t *testing.T) {
 		t.Fatalf("no pipeline.batch span links to the request span")
 	}
 }
+
+// The pipeline's audit stage is bounded: a slow audit fills its queue, the
+// persist worker stalls, the intake fills, and the edge answers 429, while
+// pending audits stay at the stage's size (pitfall 2, the fix).
+func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
+	inst := apptest.Start(t, service, map[string]string{
+		"AUDIT_DELAY": "500ms", "AUDIT_WORKERS": "1", "AUDIT_QUEUE": "1",
+		"DB_MAX_CONNS": "1", "BATCH_MAX": "1", "QUEUE_CAPACITY": "1",
+	})
+	const n = 40
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for i := range n {
+		wg.Go(func() {
+			r, err := inst.PostOrder("/orders", apptest.OrderBody("audited", 1+i%3), "")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			codes[r.Status]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	fams := inst.Metrics()
+	// One audit running, one queued, and one in the hands of the stalled
+	// persist worker.
+	if p := apptest.Value(fams, "orderlab_audit_pending", nil); p > 3 {
+		t.Errorf("audit pending = %v, want at most 3 (bounded stage)", p)
+	}
+	if codes[http.StatusTooManyRequests] == 0 || codes[http.StatusCreated] == 0 || codes[http.StatusCreated]+codes[http.StatusTooManyRequests] != n {
+		t.Errorf("statuses = %v, want 201s and 429s only", codes)
+	}
+	if v := apptest.Value(fams, "orderlab_pipeline_queue_capacity", map[string]string{"stage": "audit"}); v != 1 {
+		t.Errorf("audit queue capacity = %v, want 1", v)
+	}
+}

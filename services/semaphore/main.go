@@ -33,6 +33,6 @@ func configure(env *app.Env, cfg app.Config) app.Builder {
 		if err != nil {
 			return nil, err
 		}
-		return model{store: d.Store, limiter: lim}, nil
+		return model{store: d.Store, limiter: lim, audit: d.Audit}, nil
 	}
 }

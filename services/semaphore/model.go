@@ -4,16 +4,20 @@ import (
 	"context"
 	"time"
 
+	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/limiter"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
 // model takes a permit before every database call and gives it back after.
-// With LIMIT <= DB_MAX_CONNS no request ever waits in the pool.
+// With LIMIT <= DB_MAX_CONNS no request ever waits in the pool. The permit
+// bounds database access only: an audit write (AUDIT_DELAY) still starts one
+// unbounded goroutine per order.
 type model struct {
 	store   *postgres.Store
 	limiter *limiter.Limiter
+	audit   *audit.Recorder
 }
 
 func (m model) PlaceOrder(ctx context.Context, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
@@ -23,6 +27,9 @@ func (m model) PlaceOrder(ctx context.Context, in order.Input, key string, delay
 	}
 	defer release()
 	r, err := m.store.CreateOrder(ctx, order.NewRequest(in, key), delay)
+	if err == nil && r.Created && m.audit.Enabled() {
+		m.audit.Go(r.Order)
+	}
 	return r.Order, r.Created, err
 }
 
@@ -44,5 +51,5 @@ func (m model) HoldConnection(ctx context.Context, d time.Duration) error {
 	return m.store.HoldConnection(ctx, d)
 }
 
-// Close has nothing to drain: permits are held by in-flight requests only.
-func (m model) Close(context.Context) error { return nil }
+// Close waits for the audit goroutines; permits are held by in-flight requests only.
+func (m model) Close(ctx context.Context) error { return m.audit.Wait(ctx) }

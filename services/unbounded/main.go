@@ -25,5 +25,5 @@ var service = app.Service{Model: "unbounded", Configure: configure}
 // configure: the unbounded model has no settings of its own; DB_MAX_CONNS and
 // REQUEST_TIMEOUT are all that shape it.
 func configure(_ *app.Env, _ app.Config) app.Builder {
-	return func(d app.Deps) (app.Model, error) { return model{store: d.Store}, nil }
+	return func(d app.Deps) (app.Model, error) { return model{store: d.Store, audit: d.Audit}, nil }
 }

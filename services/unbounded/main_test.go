@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -124,5 +125,72 @@ func TestTracePoolWaitUnderRequest(t *testing.T) {
 	acquire := apptest.ChildOf(t, spans, server, "pool.acquire")
 	if acquire.GetEndTimeUnixNano() < acquire.GetStartTimeUnixNano() {
 		t.Errorf("pool.acquire span has no duration")
+	}
+}
+
+// With AUDIT_DELAY every order starts a goroutine of its own for its audit
+// write: nothing bounds them (pitfall 2). Shutdown still waits for them.
+func TestAuditGoroutinePerOrder(t *testing.T) {
+	inst := apptest.Start(t, service, map[string]string{"AUDIT_DELAY": "2s", "DB_MAX_CONNS": "4"})
+	base := apptest.Value(inst.Metrics(), "go_goroutines", nil)
+	const n = 40
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if r, err := inst.PostOrder("/orders", apptest.OrderBody("audited", 1+i%3), ""); err != nil || r.Status != http.StatusCreated {
+				t.Errorf("POST = %v %d", err, r.Status)
+			}
+		})
+	}
+	wg.Wait()
+	fams := inst.Metrics()
+	if p := apptest.Value(fams, "orderlab_audit_pending", nil); p != n {
+		t.Errorf("audit pending = %v, want %d: one goroutine per order", p, n)
+	}
+	if g := apptest.Value(fams, "go_goroutines", nil); g < base+n {
+		t.Errorf("goroutines = %v, want at least %v + %d", g, base, n)
+	}
+}
+
+// With API_WAIT_MODE=syscall, /work/api blocks OS threads in nanosleep
+// instead of parking goroutines, and go_threads climbs (pitfall 4).
+func TestSyscallWaitPinsThreads(t *testing.T) {
+	threads := func(mode string) float64 {
+		inst := apptest.Start(t, service, map[string]string{"API_WAIT_MODE": mode})
+		const n = 40
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if r, err := inst.Do("GET", "/work/api?delay=1s", "", nil, nil); err != nil || r.Status != 200 {
+					t.Errorf("GET /work/api = %v %d", err, r.Status)
+				}
+			})
+		}
+		// Sample while the requests wait: the peak thread count.
+		var peak float64
+		for range 10 {
+			time.Sleep(50 * time.Millisecond)
+			peak = max(peak, apptest.Value(inst.Metrics(), "go_threads", nil))
+		}
+		wg.Wait()
+		return peak
+	}
+	parked, pinned := threads("timer"), threads("syscall")
+	if pinned < parked+20 {
+		t.Errorf("go_threads peak: %v with syscall waits, %v with timer waits; want the syscall mode to hold ~40 more", pinned, parked)
+	}
+	t.Logf("go_threads peak: timer %v, syscall %v", parked, pinned)
+}
+
+// REQUEST_BUFFER_BYTES gives each request a buffer; pooled or not, the API
+// behaves the same.
+func TestRequestBufferKnob(t *testing.T) {
+	for _, pooled := range []string{"false", "true"} {
+		inst := apptest.Start(t, service, map[string]string{"REQUEST_BUFFER_BYTES": "524288", "REQUEST_BUFFER_POOL": pooled})
+		for range 3 {
+			if r := inst.MustDo("GET", "/work/api?delay=1ms", "", nil, nil); r.Status != 200 {
+				t.Errorf("pooled=%s: status %d", pooled, r.Status)
+			}
+		}
 	}
 }

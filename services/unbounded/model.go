@@ -4,16 +4,25 @@ import (
 	"context"
 	"time"
 
+	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
 // model calls the store from the request's own goroutine. The only limit is
-// the pool: a request waits for a connection until its deadline.
-type model struct{ store *postgres.Store }
+// the pool: a request waits for a connection until its deadline. With
+// AUDIT_DELAY each order also starts a goroutine for its audit write, and
+// nothing bounds how many (pitfall 2).
+type model struct {
+	store *postgres.Store
+	audit *audit.Recorder
+}
 
 func (m model) PlaceOrder(ctx context.Context, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
 	r, err := m.store.CreateOrder(ctx, order.NewRequest(in, key), delay)
+	if err == nil && r.Created && m.audit.Enabled() {
+		m.audit.Go(r.Order)
+	}
 	return r.Order, r.Created, err
 }
 
@@ -25,5 +34,5 @@ func (m model) HoldConnection(ctx context.Context, d time.Duration) error {
 	return m.store.HoldConnection(ctx, d)
 }
 
-// Close has nothing to drain: in-flight requests are the HTTP server's.
-func (m model) Close(context.Context) error { return nil }
+// Close waits for the audit goroutines; in-flight requests are the HTTP server's.
+func (m model) Close(ctx context.Context) error { return m.audit.Wait(ctx) }

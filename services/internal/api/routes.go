@@ -12,7 +12,7 @@ func addRoutes(r *gin.Engine, cfg Config, b Backend, db Pinger, ready func() boo
 	r.GET("/orders/:id", handleGetOrder(b, log))
 
 	r.GET("/work/db", handleWorkDB(b, cfg.WorkDBDelay, log))
-	r.GET("/work/api", handleWorkAPI(cfg.WorkAPIDelay))
+	r.GET("/work/api", handleWorkAPI(cfg.WorkAPIDelay, cfg.APIWaitMode == "syscall"))
 	r.GET("/work/cpu", handleWorkCPU(cfg.WorkCPURounds))
 
 	r.GET("/livez", handleLivez())

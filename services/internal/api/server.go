@@ -43,12 +43,21 @@ type Config struct {
 	WorkDBDelay    time.Duration // default delay of /work/db (WORK_DB_DELAY)
 	WorkAPIDelay   time.Duration // default delay of /work/api (WORK_API_DELAY)
 	WorkCPURounds  int           // default rounds of /work/cpu (WORK_CPU_ROUNDS)
+	// APIWaitMode is how /work/api waits: "timer" parks the goroutine,
+	// "syscall" blocks an OS thread in nanosleep (API_WAIT_MODE).
+	APIWaitMode string
+	// BufferBytes, when positive, is a buffer every request allocates and
+	// holds (REQUEST_BUFFER_BYTES); BufferPooled takes it from a sync.Pool.
+	BufferBytes  int
+	BufferPooled bool
 }
 
 // Caps on the experiment knobs, for the environment and the query alike.
 const (
 	MaxDelay     = 10 * time.Second
 	MaxCPURounds = 1_000_000
+	// MaxBufferBytes caps REQUEST_BUFFER_BYTES.
+	MaxBufferBytes = 8 << 20
 )
 
 // NewServer returns the HTTP handler of a service. ready reports whether
@@ -68,6 +77,9 @@ func NewServer(cfg Config, backend Backend, db Pinger, ready func() bool,
 		m.instrument,
 		timeout(cfg.RequestTimeout),
 	)
+	if cfg.BufferBytes > 0 {
+		r.Use(requestBuffer(cfg.BufferBytes, cfg.BufferPooled))
+	}
 	r.NoRoute(func(c *gin.Context) {
 		writeProblem(c, Problem{Title: "Not found", Status: http.StatusNotFound, Detail: "no route for " + c.Request.URL.Path})
 	})

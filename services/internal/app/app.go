@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/api"
+	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
@@ -46,6 +47,9 @@ type Deps struct {
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
+	// Audit performs the optional slow write after each order (AUDIT_DELAY);
+	// the model decides how to schedule it.
+	Audit *audit.Recorder
 }
 
 // Builder builds a model once the store is open.
@@ -69,6 +73,7 @@ type Config struct {
 	DBMinConns      int
 	StartupTimeout  time.Duration
 	ShutdownTimeout time.Duration
+	AuditDelay      time.Duration
 	LogLevel        slog.Level
 	API             api.Config
 }
@@ -82,6 +87,7 @@ func loadConfig(env *Env, model string) Config {
 		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
 		StartupTimeout:  env.Duration("STARTUP_TIMEOUT", 60*time.Second, time.Second, time.Hour),
 		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 30*time.Second, 0, time.Hour),
+		AuditDelay:      env.Duration("AUDIT_DELAY", 0, 0, time.Minute),
 		API: api.Config{
 			Service:        "orderlab-" + model,
 			RequestTimeout: env.Duration("REQUEST_TIMEOUT", 30*time.Second, time.Millisecond, 10*time.Minute),
@@ -89,6 +95,9 @@ func loadConfig(env *Env, model string) Config {
 			WorkDBDelay:    env.Duration("WORK_DB_DELAY", 20*time.Millisecond, 0, api.MaxDelay),
 			WorkAPIDelay:   env.Duration("WORK_API_DELAY", 150*time.Millisecond, 0, api.MaxDelay),
 			WorkCPURounds:  env.Int("WORK_CPU_ROUNDS", 5000, 1, api.MaxCPURounds),
+			APIWaitMode:    env.OneOf("API_WAIT_MODE", "timer", "timer", "syscall"),
+			BufferBytes:    env.Int("REQUEST_BUFFER_BYTES", 0, 0, api.MaxBufferBytes),
+			BufferPooled:   env.OneOf("REQUEST_BUFFER_POOL", "false", "false", "true") == "true",
 		},
 	}
 	if c.DBMinConns > c.DBMaxConns {
@@ -154,7 +163,11 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	defer store.Close()
 
 	// The concurrency model, and the API in front of it.
-	model, err := build(Deps{Store: store, Config: cfg, Log: log, Registry: reg, Tracer: tp})
+	auditor, err := audit.New(cfg.AuditDelay, reg)
+	if err != nil {
+		return err
+	}
+	model, err := build(Deps{Store: store, Config: cfg, Log: log, Registry: reg, Tracer: tp, Audit: auditor})
 	if err != nil {
 		return fmt.Errorf("build %s model: %w", svc.Model, err)
 	}

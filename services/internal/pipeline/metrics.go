@@ -57,6 +57,9 @@ func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 	cs := []prometheus.Collector{m.enqueueWait, m.rejections, m.batchSize, m.commitSeconds}
 	cs = append(cs, stage("intake", func() int { return len(p.intake) }, cap(p.intake), p.cfg.PriceWorkers, p.priceBusy.Load)...)
 	cs = append(cs, stage("persist", func() int { return len(p.persist) }, cap(p.persist), p.cfg.Workers, p.persistBusy.Load)...)
+	if p.cfg.Audit.Enabled() {
+		cs = append(cs, stage("audit", func() int { return len(p.audits) }, cap(p.audits), p.cfg.AuditWorkers, p.auditBusy.Load)...)
+	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
 			return nil, err

@@ -3,6 +3,7 @@
 // and a fixed set of workers that commit orders in batches.
 //
 //	handler --intake (QUEUE_CAPACITY)--> price --persist--> WORKERS x [batch <= BATCH_MAX, wait <= BATCH_WAIT] --> Postgres
+//	                                                         --audit (AUDIT_QUEUE)--> AUDIT_WORKERS x audit write (when AUDIT_DELAY is set)
 //
 // Every channel is bounded. When the workers fall behind the persist queue
 // fills, pricing blocks, the intake queue fills, and Submit rejects: the
@@ -22,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
@@ -53,6 +55,12 @@ type Config struct {
 	PriceWorkers  int           // pricing goroutines
 	// CommitTimeout bounds one batch transaction.
 	CommitTimeout time.Duration
+	// Audit, when enabled, gets each committed order in a bounded stage of
+	// AuditWorkers goroutines fed by a queue of AuditQueue slots. A full
+	// audit queue stalls the persist workers, and so pushes back to intake.
+	Audit        *audit.Recorder
+	AuditWorkers int
+	AuditQueue   int
 }
 
 type jobKind int
@@ -91,9 +99,10 @@ type Pipeline struct {
 	closed  bool
 	intake  chan *job
 	persist chan *job
+	audits  chan order.Order
 
-	priceBusy, persistBusy atomic.Int64
-	stopped                chan struct{}
+	priceBusy, persistBusy, auditBusy atomic.Int64
+	stopped                           chan struct{}
 }
 
 // New starts a pipeline over store with its metrics registered on reg.
@@ -104,6 +113,12 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = 30 * time.Second
 	}
+	if cfg.AuditWorkers < 1 {
+		cfg.AuditWorkers = 1
+	}
+	if cfg.AuditQueue < 1 {
+		cfg.AuditQueue = 1
+	}
 	p := &Pipeline{
 		cfg:     cfg,
 		store:   store,
@@ -111,6 +126,7 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		tracer:  tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
 		intake:  make(chan *job, cfg.QueueCapacity),
 		persist: make(chan *job, cfg.Workers*cfg.BatchMax),
+		audits:  make(chan order.Order, cfg.AuditQueue),
 		stopped: make(chan struct{}),
 	}
 	m, err := newMetrics(reg, p)
@@ -119,17 +135,24 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 	}
 	p.m = m
 
-	var price, persist sync.WaitGroup
+	var price, persist, audits sync.WaitGroup
 	for range cfg.PriceWorkers {
 		price.Go(p.price)
 	}
 	for range cfg.Workers {
 		persist.Go(p.work)
 	}
+	if cfg.Audit.Enabled() {
+		for range cfg.AuditWorkers {
+			audits.Go(p.audit)
+		}
+	}
 	go func() {
 		price.Wait()
 		close(p.persist) // pricing is done: let the workers drain and stop
 		persist.Wait()
+		close(p.audits) // no more commits: let the audit stage drain
+		audits.Wait()
 		close(p.stopped)
 	}()
 	return p, nil
@@ -336,6 +359,7 @@ func (p *Pipeline) commit(batch []*job) {
 		for i, j := range live {
 			j.done <- result{res: results[i]}
 		}
+		p.toAudit(results)
 		return
 	}
 	span.RecordError(err)
@@ -345,9 +369,39 @@ func (p *Pipeline) commit(batch []*job) {
 		return
 	}
 	p.log.Warn("batch failed, retrying its orders one by one", "size", len(live), "err", err)
+	retried := make([]postgres.Result, 0, len(live))
 	for _, j := range live {
 		r, err := p.store.CreateOrder(j.ctx, j.req, 0)
 		j.done <- result{res: r, err: err}
+		if err == nil {
+			retried = append(retried, r)
+		}
+	}
+	p.toAudit(retried)
+}
+
+// toAudit hands newly created orders to the audit stage, after their
+// handlers have been answered. The send blocks when the audit queue is full:
+// the worker stops taking batches, and the backpressure travels up to the
+// intake queue and the 429s at the edge.
+func (p *Pipeline) toAudit(rs []postgres.Result) {
+	if !p.cfg.Audit.Enabled() {
+		return
+	}
+	for _, r := range rs {
+		if r.Created && r.Err == nil {
+			p.cfg.Audit.Queued()
+			p.audits <- r.Order
+		}
+	}
+}
+
+// audit is one audit worker.
+func (p *Pipeline) audit() {
+	for o := range p.audits {
+		p.auditBusy.Add(1)
+		p.cfg.Audit.Write(o)
+		p.auditBusy.Add(-1)
 	}
 }
 
