@@ -22,15 +22,10 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "orderlab_http_request_duration_seconds",
-			Help: "HTTP request latency by method, route template and status code.",
-			Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.5,
-				1, 2.5, 5, 10, 20, 30, 60},
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, []string{"method", "route", "code"}),
+		duration: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_http_request_duration_seconds",
+			"HTTP request latency by method, route template and status code.",
+			[]float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60}),
+			[]string{"method", "route", "code"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "orderlab_http_requests_in_flight",
 			Help: "HTTP requests being served now.",

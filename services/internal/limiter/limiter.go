@@ -45,14 +45,9 @@ func New(permits int64, wait time.Duration, reg prometheus.Registerer, tp trace.
 		permits: permits,
 		wait:    wait,
 		tracer:  tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
-		waitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:                            "orderlab_limiter_wait_seconds",
-			Help:                            "Time waited for a semaphore permit, by outcome (acquired, rejected, canceled).",
-			Buckets:                         []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, []string{"outcome"}),
+		waitSeconds: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_limiter_wait_seconds",
+			"Time waited for a semaphore permit, by outcome (acquired, rejected, canceled).",
+			[]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
 		rejections: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderlab_limiter_rejections_total",
 			Help: "Requests answered 429 because no permit came within LIMIT_WAIT.",

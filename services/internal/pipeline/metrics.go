@@ -1,7 +1,7 @@
 package pipeline
 
 import (
-	"time"
+	"github.com/orderlab/orderlab/services/internal/telemetry"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -15,14 +15,9 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 	m := &metrics{
-		enqueueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:                            "orderlab_pipeline_enqueue_wait_seconds",
-			Help:                            "Time a handler waited for an intake slot, by outcome (enqueued, rejected, canceled).",
-			Buckets:                         []float64{0.00001, 0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, []string{"outcome"}),
+		enqueueWait: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_pipeline_enqueue_wait_seconds",
+			"Time a handler waited for an intake slot, by outcome (enqueued, rejected, canceled).",
+			[]float64{0.00001, 0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
 		rejections: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderlab_pipeline_rejections_total",
 			Help: "Requests answered 429 because the intake queue was full.",
@@ -32,14 +27,9 @@ func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 			Help:    "Orders committed per transaction.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 9), // 1..256
 		}),
-		commitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:                            "orderlab_pipeline_batch_commit_seconds",
-			Help:                            "Time to run and commit one batch transaction, by outcome (ok, error).",
-			Buckets:                         []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, []string{"outcome"}),
+		commitSeconds: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_pipeline_batch_commit_seconds",
+			"Time to run and commit one batch transaction, by outcome (ok, error).",
+			[]float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}), []string{"outcome"}),
 	}
 	stage := func(name string, queue func() int, capacity, workers int, busy func() int64) []prometheus.Collector {
 		l := prometheus.Labels{"stage": name}

@@ -264,44 +264,32 @@ func (p *Pipeline) work() {
 	}
 }
 
-// fill collects up to BatchMax orders starting with first. A connection hold
+// fill collects up to BatchMax orders starting with first: whatever is
+// queued, and what arrives within BatchWait of first. A connection hold
 // ends the batch and is returned to run after it.
 func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
 	batch = append(make([]*job, 0, p.cfg.BatchMax), first)
-	var timeout <-chan time.Time
-	if p.cfg.BatchWait > 0 {
-		t := time.NewTimer(p.cfg.BatchWait)
-		defer t.Stop()
-		timeout = t.C
-	}
+	timer := time.NewTimer(p.cfg.BatchWait)
+	defer timer.Stop()
 	for len(batch) < p.cfg.BatchMax {
+		var j *job
+		var ok bool
 		select {
-		case j, ok := <-p.persist:
-			if !ok {
-				return batch, nil
-			}
-			if j.kind == holdConnection {
-				return batch, j
-			}
-			batch = append(batch, j)
-			continue
+		case j, ok = <-p.persist: // a queued job comes first, even after the timer fired
 		default:
-		}
-		if timeout == nil {
-			return batch, nil
-		}
-		select {
-		case j, ok := <-p.persist:
-			if !ok {
+			select {
+			case j, ok = <-p.persist:
+			case <-timer.C:
 				return batch, nil
 			}
-			if j.kind == holdConnection {
-				return batch, j
-			}
-			batch = append(batch, j)
-		case <-timeout:
+		}
+		if !ok {
 			return batch, nil
 		}
+		if j.kind == holdConnection {
+			return batch, j
+		}
+		batch = append(batch, j)
 	}
 	return batch, nil
 }

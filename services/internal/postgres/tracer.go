@@ -50,22 +50,12 @@ func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 			otelpgx.WithTracerProvider(tp),
 			otelpgx.WithDisableConnectionDetailsInAttributes(),
 		),
-		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:                            "orderlab_db_pool_acquire_wait_seconds",
-			Help:                            "Time each pgxpool Acquire waited for a connection, by outcome (ok, canceled, error).",
-			Buckets:                         waitBuckets,
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}, []string{"outcome"}),
-		hold: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:                            "orderlab_db_pool_connection_hold_seconds",
-			Help:                            "Time from acquiring a pooled connection to releasing it.",
-			Buckets:                         waitBuckets,
-			NativeHistogramBucketFactor:     1.1,
-			NativeHistogramMaxBucketNumber:  160,
-			NativeHistogramMinResetDuration: time.Hour,
-		}),
+		wait: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_db_pool_acquire_wait_seconds",
+			"Time each pgxpool Acquire waited for a connection, by outcome (ok, canceled, error).",
+			waitBuckets), []string{"outcome"}),
+		hold: prometheus.NewHistogram(telemetry.DurationHistogram("orderlab_db_pool_connection_hold_seconds",
+			"Time from acquiring a pooled connection to releasing it.",
+			waitBuckets)),
 		held: make(map[*pgx.Conn]time.Time),
 	}
 }
