@@ -82,7 +82,7 @@ check: fmt-check $(BIN)/staticcheck ## gofmt, vet, staticcheck, govulncheck, the
 
 .PHONY: run
 run: build ## the three services on 127.0.0.1:8081-8083 (admin 9091-9093) against DATABASE_URL
-	@trap 'kill 0' EXIT INT TERM; \
+	@trap 'kill $$(jobs -p) 2>/dev/null; wait' INT TERM; \
 	DATABASE_URL='$(DATABASE_URL)' HTTP_ADDR=127.0.0.1:8081 ADMIN_ADDR=127.0.0.1:9091 $(BIN)/unbounded & \
 	DATABASE_URL='$(DATABASE_URL)' HTTP_ADDR=127.0.0.1:8082 ADMIN_ADDR=127.0.0.1:9092 $(BIN)/semaphore & \
 	DATABASE_URL='$(DATABASE_URL)' HTTP_ADDR=127.0.0.1:8083 ADMIN_ADDR=127.0.0.1:9093 $(BIN)/pipeline & \
