@@ -53,11 +53,47 @@ func decodeJSON(c *gin.Context, v any) bool {
 		invalid(c, field, detail)
 		return false
 	}
-	if dec.More() {
-		invalid(c, "body", "must hold exactly one JSON object")
+	if _, err := dec.Token(); err != io.EOF {
+		invalid(c, "body", "must hold exactly one JSON value, with nothing after it")
 		return false
 	}
 	return true
+}
+
+// orderJSON is an order as sent: the items stay raw so that each can be
+// decoded on its own and a problem in one can name it (items[3].quantity).
+type orderJSON struct {
+	CustomerID string            `json:"customer_id"`
+	Items      []json.RawMessage `json:"items"`
+}
+
+// decodeOrder reads an order.Input from c's body, answering every problem
+// with a 400 that names the field, including the item's index.
+func decodeOrder(c *gin.Context) (order.Input, bool) {
+	var raw orderJSON
+	if !decodeJSON(c, &raw) {
+		return order.Input{}, false
+	}
+	in := order.Input{CustomerID: raw.CustomerID}
+	if raw.Items != nil {
+		in.Items = make([]order.Item, len(raw.Items))
+	}
+	for i, b := range raw.Items {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in.Items[i]); err != nil {
+			field, detail := describeJSONError(err)
+			prefix := fmt.Sprintf("items[%d]", i)
+			if field == "body" {
+				field = prefix
+			} else {
+				field = prefix + "." + field
+			}
+			invalid(c, field, detail)
+			return order.Input{}, false
+		}
+	}
+	return in, true
 }
 
 // describeJSONError turns encoding/json's errors into a field and a message

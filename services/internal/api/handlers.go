@@ -33,8 +33,8 @@ func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m
 			validationProblem(c, err.(*order.ValidationError))
 			return
 		}
-		var in order.Input
-		if !decodeJSON(c, &in) {
+		in, ok := decodeOrder(c)
+		if !ok {
 			return
 		}
 		if err := in.Validate(); err != nil {

@@ -44,18 +44,32 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 }
 
 // instrument records each request's latency, labelled by the route template
-// (never the raw path), with the trace id as an exemplar.
+// (never the raw path) and a known method, with the trace id as an exemplar.
+// It records in a deferred call so that a panicking handler is counted too.
 func (m *metrics) instrument(c *gin.Context) {
 	m.inFlight.Inc()
 	start := time.Now()
+	defer func() {
+		m.inFlight.Dec()
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		h := m.duration.WithLabelValues(methodLabel(c.Request.Method), route, strconv.Itoa(c.Writer.Status()))
+		telemetry.Observe(c.Request.Context(), h, time.Since(start).Seconds())
+	}()
 	c.Next()
-	m.inFlight.Dec()
-	route := c.FullPath()
-	if route == "" {
-		route = "unmatched"
+}
+
+// methodLabel bounds the method label: net/http accepts any token as a
+// method, and a label must not grow with what clients invent.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
 	}
-	h := m.duration.WithLabelValues(c.Request.Method, route, strconv.Itoa(c.Writer.Status()))
-	telemetry.Observe(c.Request.Context(), h, time.Since(start).Seconds())
+	return "OTHER"
 }
 
 // timeout gives every request the deadline d (REQUEST_TIMEOUT), like

@@ -86,7 +86,7 @@ func loadConfig(env *Env, model string) Config {
 		DBMaxConns:      env.Int("DB_MAX_CONNS", 20, 1, 10_000),
 		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
 		StartupTimeout:  env.Duration("STARTUP_TIMEOUT", 60*time.Second, time.Second, time.Hour),
-		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 30*time.Second, 0, time.Hour),
+		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 30*time.Second, time.Second, time.Hour),
 		AuditDelay:      env.Duration("AUDIT_DELAY", 0, 0, time.Minute),
 		API: api.Config{
 			Service:        "orderlab-" + model,
@@ -171,6 +171,14 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err != nil {
 		return fmt.Errorf("build %s model: %w", svc.Model, err)
 	}
+	serving := false
+	defer func() {
+		if !serving { // a failed start: stop the model's goroutines
+			cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+			defer cancel()
+			_ = model.Close(cctx)
+		}
+	}()
 	var ready atomic.Bool
 	handler, err := api.NewServer(cfg.API, model, store, ready.Load, log, reg, tp)
 	if err != nil {
@@ -204,6 +212,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	errc := make(chan error, 2)
 	go func() { errc <- serve(apiSrv, apiLn) }()
 	go func() { errc <- serve(adminSrv, adminLn) }()
+	serving = true
 	ready.Store(true)
 	log.Info("serving", "http_addr", apiLn.Addr().String(), "admin_addr", adminLn.Addr().String())
 
@@ -211,6 +220,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	var serveErr error
 	select {
 	case <-ctx.Done():
+		stop() // a second signal now ends the process at once
 		log.Info("shutdown requested")
 	case serveErr = <-errc:
 		log.Error("server failed", "err", serveErr)

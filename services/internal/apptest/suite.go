@@ -121,8 +121,13 @@ func badInput(t *testing.T, inst *Instance) {
 		{"missing sku", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"quantity":1,"unit_price_cents":1}]}`, nil, 400, "items[0].sku"},
 		{"zero quantity", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":0,"unit_price_cents":1}]}`, nil, 400, "items[0].quantity"},
 		{"quantity too big", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":1},{"sku":"s","quantity":10001,"unit_price_cents":1}]}`, nil, 400, "items[1].quantity"},
-		{"fractional quantity", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":1.5,"unit_price_cents":1}]}`, nil, 400, "items.quantity"},
-		{"string quantity", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":"2","unit_price_cents":1}]}`, nil, 400, "items.quantity"},
+		{"fractional quantity", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":1.5,"unit_price_cents":1}]}`, nil, 400, "items[0].quantity"},
+		{"string quantity", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":"2","unit_price_cents":1}]}`, nil, 400, "items[0].quantity"},
+		{"unknown item field", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":1,"unit_price_cents":1},{"sku":"s","quantity":1,"colour":"red"}]}`, nil, 400, "items[1].colour"},
+		{"item not an object", "POST", "/orders", "application/json", `{"customer_id":"c","items":[7]}`, nil, 400, "items[0]"},
+		{"items not an array", "POST", "/orders", "application/json", `{"customer_id":"c","items":{"sku":"s"}}`, nil, 400, "items"},
+		{"trailing brace", "POST", "/orders", "application/json", valid + `}`, nil, 400, "body"},
+		{"trailing bracket", "POST", "/orders", "application/json", valid + `]`, nil, 400, "body"},
 		{"negative price", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","quantity":1,"unit_price_cents":-1}]}`, nil, 400, "items[0].unit_price_cents"},
 		{"too many items", "POST", "/orders", "application/json", `{"customer_id":"c","items":[` + strings.Join(many, ",") + `]}`, nil, 400, "items"},
 		{"body over 64 KiB", "POST", "/orders", "application/json", `{"customer_id":"` + strings.Repeat("x", 70<<10) + `"}`, nil, 413, "body"},
@@ -326,6 +331,21 @@ func metricsFamilies(t *testing.T, inst *Instance, modelName string) {
 	}
 	if c := Count(fams, "orderlab_http_request_duration_seconds", map[string]string{"route": "/work/db", "code": "200", "method": "GET"}); c == 0 {
 		t.Errorf("no /work/db observation in the request histogram")
+	}
+	// Invented methods share one label value: the label stays bounded.
+	for _, m := range []string{"FOO", "BAR"} {
+		inst.MustDo(m, "/orders", "", nil, nil)
+	}
+	fams = inst.Metrics()
+	for _, m := range fams["orderlab_http_request_duration_seconds"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" && (l.GetValue() == "FOO" || l.GetValue() == "BAR") {
+				t.Errorf("raw method %q became a label value", l.GetValue())
+			}
+		}
+	}
+	if c := Count(fams, "orderlab_http_request_duration_seconds", map[string]string{"method": "OTHER"}); c != 2 {
+		t.Errorf("requests with method=OTHER = %d, want 2", c)
 	}
 	if v := Value(fams, "orderlab_db_pool_max_connections", nil); v != 4 {
 		t.Errorf("pool max connections = %v, want 4 (DB_MAX_CONNS)", v)

@@ -14,6 +14,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,7 +82,18 @@ type job struct {
 	req   order.Request // filled by the price stage
 	delay time.Duration
 	done  chan result // buffered: a worker never blocks on a gone handler
+	// state settles, once, who owns the outcome when the handler's deadline
+	// races the commit: a worker claims the job before it writes it, a
+	// handler abandons it before it gives up. A claimed job's handler waits
+	// for the real outcome, so a committed order is never answered 503.
+	state atomic.Int32
 }
+
+const (
+	queued int32 = iota
+	claimed
+	abandoned
+)
 
 type result struct {
 	res postgres.Result
@@ -120,12 +133,16 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		cfg.AuditQueue = 1
 	}
 	p := &Pipeline{
-		cfg:     cfg,
-		store:   store,
-		log:     log,
-		tracer:  tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
-		intake:  make(chan *job, cfg.QueueCapacity),
-		persist: make(chan *job, cfg.Workers*cfg.BatchMax),
+		cfg:    cfg,
+		store:  store,
+		log:    log,
+		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
+		intake: make(chan *job, cfg.QueueCapacity),
+		// One batch's worth: beyond QUEUE_CAPACITY, what is admitted but
+		// not yet committed is this, the jobs in pricing and those in the
+		// workers' batches, so WORKERS=200 BATCH_MAX=1 QUEUE_CAPACITY=100
+		// behaves like Tomcat's 200 threads and accept queue of 100.
+		persist: make(chan *job, cfg.BatchMax),
 		audits:  make(chan order.Order, cfg.AuditQueue),
 		stopped: make(chan struct{}),
 	}
@@ -165,15 +182,27 @@ func (p *Pipeline) PlaceOrder(ctx context.Context, in order.Input, key string, d
 	if err := p.submit(ctx, j); err != nil {
 		return postgres.Result{}, err
 	}
+	var r result
 	select {
-	case r := <-j.done:
-		if r.err == nil {
-			r.err = r.res.Err
-		}
-		return r.res, r.err
+	case r = <-j.done:
 	case <-ctx.Done():
-		return postgres.Result{}, ctx.Err()
+		if j.state.CompareAndSwap(queued, abandoned) {
+			return postgres.Result{}, ctx.Err() // no worker will write it
+		}
+		// A worker is writing it: wait for the outcome, which the batch's
+		// CommitTimeout bounds.
+		t := time.NewTimer(p.cfg.CommitTimeout + 5*time.Second)
+		defer t.Stop()
+		select {
+		case r = <-j.done:
+		case <-t.C:
+			return postgres.Result{}, fmt.Errorf("order outcome unknown after %s: %w", p.cfg.CommitTimeout, ctx.Err())
+		}
 	}
+	if r.err == nil {
+		r.err = r.res.Err
+	}
+	return r.res, r.err
 }
 
 // HoldConnection runs a pg_sleep of d on one of the workers' connections,
@@ -308,20 +337,28 @@ func (p *Pipeline) commit(batch []*job) {
 	p.persistBusy.Add(1)
 	defer p.persistBusy.Add(-1)
 
+	// Claim the orders whose handlers still wait; skip the rest: nobody
+	// would be told they were stored.
 	live := batch[:0]
-	var links []trace.Link
-	var delay time.Duration
 	for _, j := range batch {
-		if err := j.ctx.Err(); err != nil {
-			j.done <- result{err: err}
+		if j.ctx.Err() == nil && j.state.CompareAndSwap(queued, claimed) {
+			live = append(live, j)
 			continue
 		}
-		live = append(live, j)
-		links = append(links, trace.LinkFromContext(j.ctx))
-		delay = max(delay, j.delay) // one slow query per transaction
+		j.state.Store(abandoned)
+		j.done <- result{err: context.Cause(j.ctx)}
 	}
 	if len(live) == 0 {
 		return
+	}
+	// Lock order: two batches holding the same keys lock them in the same
+	// order, so they cannot deadlock each other.
+	slices.SortStableFunc(live, func(a, b *job) int { return strings.Compare(a.key, b.key) })
+	links := make([]trace.Link, len(live))
+	var delay time.Duration
+	for i, j := range live {
+		links[i] = trace.LinkFromContext(j.ctx)
+		delay = max(delay, j.delay) // one slow query per transaction
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.CommitTimeout)
@@ -352,14 +389,22 @@ func (p *Pipeline) commit(batch []*job) {
 	}
 	span.RecordError(err)
 	span.SetStatus(codes.Error, "batch failed")
-	if len(live) == 1 {
-		live[0].done <- result{err: err}
+	if len(live) == 1 || !postgres.RetrySafe(err) {
+		// Alone, the order's own error is the answer; and when the batch
+		// may have committed (the connection broke mid-flight), sending
+		// it again could store every order twice.
+		for _, j := range live {
+			j.done <- result{err: err}
+		}
 		return
 	}
 	p.log.Warn("batch failed, retrying its orders one by one", "size", len(live), "err", err)
 	retried := make([]postgres.Result, 0, len(live))
 	for _, j := range live {
-		r, err := p.store.CreateOrder(j.ctx, j.req, 0)
+		// The batch's context: a claimed order's handler waits for it.
+		// The retry drops db_delay: it isolates a bad order, it does not
+		// replay the experiment.
+		r, err := p.store.CreateOrder(ctx, j.req, 0)
 		j.done <- result{res: r, err: err}
 		if err == nil {
 			retried = append(retried, r)

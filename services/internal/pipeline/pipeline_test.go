@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.opentelemetry.io/otel/trace/noop"
@@ -25,20 +26,22 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // flakyStore is the real store, except that its first batch transactions
-// fail: the one failure a test cannot provoke from outside on demand.
+// fail with failure: the one thing a test cannot provoke on demand.
 type flakyStore struct {
 	*postgres.Store
+	failure     error
 	failBatches atomic.Int64
-	batches     atomic.Int64
 }
 
 func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d time.Duration) ([]postgres.Result, error) {
-	s.batches.Add(1)
 	if len(rs) > 1 && s.failBatches.Add(-1) >= 0 {
-		return nil, errors.New("injected batch failure")
+		return nil, s.failure
 	}
 	return s.Store.CreateOrders(ctx, rs, d)
 }
+
+// deadlock is how Postgres refuses a transaction it rolled back.
+var deadlock = &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
 
 func openStore(t *testing.T) *postgres.Store {
 	ctx := context.Background()
@@ -68,7 +71,7 @@ func input(i int) order.Input {
 // A failed batch is retried order by order, so every handler gets its own
 // order's outcome and none is failed by its neighbours.
 func TestFailedBatchIsRetriedSingly(t *testing.T) {
-	st := &flakyStore{Store: openStore(t)}
+	st := &flakyStore{Store: openStore(t), failure: deadlock}
 	st.failBatches.Store(1)
 	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
 
@@ -95,6 +98,42 @@ func TestFailedBatchIsRetriedSingly(t *testing.T) {
 	}
 	if st.failBatches.Load() > 0 {
 		t.Fatal("the injected failure never happened: the orders were not batched")
+	}
+}
+
+// A batch that may have committed (the connection broke after the batch was
+// sent) is not sent again: every order gets the error, none is stored twice.
+func TestUncertainBatchIsNotRetried(t *testing.T) {
+	st := &flakyStore{Store: openStore(t), failure: errors.New("connection reset mid-flight")}
+	st.failBatches.Store(1)
+	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for i := range 4 {
+		wg.Go(func() {
+			if _, err := p.PlaceOrder(context.Background(), input(i), "", 0); err != nil {
+				failed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() < 2 {
+		t.Errorf("%d orders failed, want the whole injected batch (>= 2) to fail", failed.Load())
+	}
+}
+
+// A handler whose deadline passes after a worker claimed its order waits for
+// the commit and reports it, instead of a timeout for a stored order.
+func TestClaimedOrderOutlivesItsDeadline(t *testing.T) {
+	st := openStore(t)
+	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 8, PriceWorkers: 1, CommitTimeout: 5 * time.Second}, st)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	// db_delay 300ms: the worker claims the order at once, and the deadline
+	// passes while the transaction sleeps.
+	r, err := p.PlaceOrder(ctx, input(1), "", 300*time.Millisecond)
+	if err != nil || !r.Created {
+		t.Fatalf("PlaceOrder = %+v, %v; want the committed order", r, err)
 	}
 }
 

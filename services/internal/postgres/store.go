@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
@@ -172,8 +173,14 @@ func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay time.Dur
 // any explicit transaction: pgx documents that a batch then runs in one
 // implicit transaction (its statements share a single Sync), which saves the
 // BEGIN and COMMIT round trips that would otherwise lengthen every
-// connection hold. The error is the transaction's: when it is not nil nothing
-// was committed. A per-order problem that does not abort the transaction (an
+// connection hold. After each keyed insert the batch also reads the order
+// stored under that key: READ COMMITTED gives every statement a fresh
+// snapshot, so the read sees the row the insert conflicted with, and a
+// replay needs no second round trip after the commit.
+//
+// The error is the transaction's: when it is not nil nothing was committed,
+// or (a connection lost mid-flight) it is unknown whether it was; see
+// RetrySafe. A per-order problem that does not abort the transaction (an
 // Idempotency-Key reused with another body) is reported in that Result.
 func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time.Duration) ([]Result, error) {
 	conn, err := s.acquire(ctx)
@@ -188,49 +195,65 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time
 	}
 	for _, n := range ns {
 		b.Queue(insertOrderSQL, insertArgs(n)...)
+		if n.IdempotencyKey != "" {
+			b.Queue(selectOrderSQL+"o.idempotency_key = $1", n.IdempotencyKey)
+		}
 	}
 	br := conn.SendBatch(ctx, &b)
+	results, err := readBatch(br, ns, delay)
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("insert orders: %w", cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+func readBatch(br pgx.BatchResults, ns []order.Request, delay time.Duration) ([]Result, error) {
 	if delay > 0 {
 		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
 			return nil, fmt.Errorf("pg_sleep: %w", err)
 		}
 	}
 	results := make([]Result, len(ns))
-	var replays []int
 	for i, n := range ns {
 		var id int64
 		var created time.Time
 		switch err := br.QueryRow().Scan(&id, &created); {
-		case errors.Is(err, pgx.ErrNoRows):
-			replays = append(replays, i) // the key exists: look it up below
-		case err != nil:
-			_ = br.Close()
-			return nil, fmt.Errorf("insert order: %w", err)
-		default:
+		case err == nil:
 			results[i] = Result{Created: true, Order: order.Order{
 				ID: id, CustomerID: n.Input.CustomerID, Items: n.Input.Items,
 				TotalCents: n.TotalCents, CreatedAt: created,
 			}}
+		case !errors.Is(err, pgx.ErrNoRows):
+			return nil, fmt.Errorf("insert order: %w", err)
 		}
-	}
-	if err := br.Close(); err != nil {
-		return nil, fmt.Errorf("insert orders: %w", err)
-	}
-	// Replays read orders that are committed: by an earlier request, or by
-	// this batch (two requests with one key in the same batch).
-	for _, i := range replays {
-		o, fp, err := orderByKey(ctx, conn, ns[i].IdempotencyKey)
-		if err != nil {
-			return nil, err
-		}
-		if string(fp) != string(ns[i].Fingerprint) {
-			results[i] = Result{Err: order.ErrIdempotencyConflict}
+		if n.IdempotencyKey == "" {
 			continue
 		}
-		results[i] = Result{Order: o}
+		stored, fp, err := scanOrder(br.QueryRow())
+		if err != nil {
+			return nil, fmt.Errorf("select order by idempotency key: %w", err)
+		}
+		switch {
+		case results[i].Created:
+		case string(fp) != string(n.Fingerprint):
+			results[i] = Result{Err: order.ErrIdempotencyConflict}
+		default:
+			results[i] = Result{Order: stored} // a replay
+		}
 	}
 	return results, nil
+}
+
+// RetrySafe says whether an error from CreateOrders certainly left nothing
+// committed, so that its orders may be sent again: the server refused the
+// transaction, no connection was had, or nothing reached the server.
+func RetrySafe(err error) bool {
+	var pgErr *pgconn.PgError
+	var starved *overload.PoolTimeoutError
+	return errors.As(err, &pgErr) || errors.As(err, &starved) || pgconn.SafeToRetry(err)
 }
 
 // HoldConnection takes a pooled connection and holds it for d with pg_sleep:
@@ -254,48 +277,28 @@ func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
 		return order.Order{}, err
 	}
 	defer conn.Release()
-	var o order.Order
-	err = conn.QueryRow(ctx, `SELECT id, customer_id, total_cents, created_at FROM orders WHERE id = $1`, id).
-		Scan(&o.ID, &o.CustomerID, &o.TotalCents, &o.CreatedAt)
+	o, _, err := scanOrder(conn.QueryRow(ctx, selectOrderSQL+"o.id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return order.Order{}, order.ErrNotFound
 	}
 	if err != nil {
 		return order.Order{}, fmt.Errorf("select order: %w", err)
 	}
-	o.Items, err = items(ctx, conn, o.ID)
-	return o, err
+	return o, nil
 }
 
-type querier interface {
-	Query(context.Context, string, ...any) (pgx.Rows, error)
-	QueryRow(context.Context, string, ...any) pgx.Row
-}
+// selectOrderSQL reads an order with its items in one statement; a WHERE
+// condition on o follows.
+const selectOrderSQL = `
+SELECT o.id, o.customer_id, o.total_cents, o.created_at, o.fingerprint,
+       coalesce((SELECT json_agg(json_build_object('sku', i.sku, 'quantity', i.quantity,
+                                                   'unit_price_cents', i.unit_price_cents) ORDER BY i.line)
+                 FROM order_items i WHERE i.order_id = o.id), '[]')
+FROM orders o WHERE `
 
-func orderByKey(ctx context.Context, q querier, key string) (order.Order, []byte, error) {
+func scanOrder(row pgx.Row) (order.Order, []byte, error) {
 	var o order.Order
 	var fp []byte
-	err := q.QueryRow(ctx, `SELECT id, customer_id, total_cents, created_at, fingerprint FROM orders WHERE idempotency_key = $1`, key).
-		Scan(&o.ID, &o.CustomerID, &o.TotalCents, &o.CreatedAt, &fp)
-	if err != nil {
-		return o, nil, fmt.Errorf("select order by idempotency key: %w", err)
-	}
-	o.Items, err = items(ctx, q, o.ID)
+	err := row.Scan(&o.ID, &o.CustomerID, &o.TotalCents, &o.CreatedAt, &fp, &o.Items)
 	return o, fp, err
-}
-
-func items(ctx context.Context, q querier, id int64) ([]order.Item, error) {
-	rows, err := q.Query(ctx, `SELECT sku, quantity, unit_price_cents FROM order_items WHERE order_id = $1 ORDER BY line`, id)
-	if err != nil {
-		return nil, fmt.Errorf("select items: %w", err)
-	}
-	its, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (order.Item, error) {
-		var it order.Item
-		err := r.Scan(&it.SKU, &it.Quantity, &it.UnitPriceCents)
-		return it, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("select items: %w", err)
-	}
-	return its, nil
 }
