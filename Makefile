@@ -65,9 +65,9 @@ pgcheck:
 	@$(GO) run ./services/internal/testdb/pgcheck
 
 .PHONY: test
-test: $(BIN)/promtool pgcheck ## vet + go test -race against a real Postgres (TEST_DATABASE_URL)
+test: $(BIN)/promtool $(BIN)/prometheus pgcheck rules-test ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus $(GO) test -race -count=1 -timeout 20m ./...
 
 .PHONY: fmt-check
 fmt-check:
@@ -126,6 +126,44 @@ rules-test: $(BIN)/promtool ## promtool check config and rules, then the rule un
 	$(BIN)/promtool check rules prometheus/rules/*.yml
 	$(BIN)/promtool test rules prometheus/tests/*.yml
 
+# JAEGER (optional): a Jaeger v2 binary; the e2e then also runs the compose
+# jaeger config and follows exemplar links into it (make e2e-jaeger).
+JAEGER ?=
+
 .PHONY: e2e
 e2e: $(BIN)/prometheus rules-test ## the lab without Docker: compose check, services + Prometheus + load, every panel query, alerts, traces
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus $(GO) test -count=1 -v -timeout 10m ./e2e/ ./grafana/...
+	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus JAEGER=$(JAEGER) $(GO) test -count=1 -v -timeout 10m ./e2e/ ./grafana/...
+
+# Jaeger v2.11.0, the compose image's release, is Go module v1.74.0. Its
+# go.mod has replace directives, so `go install pkg@version` refuses it:
+# build it from the module's source instead (a few minutes on 2 cores).
+JAEGER_VERSION ?= v1.74.0
+$(BIN)/jaeger:
+	@set -e; src=$$($(GO) mod download -json github.com/jaegertracing/jaeger@$(JAEGER_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	tmp=$$(mktemp -d); trap 'chmod -R u+w "$$tmp"; rm -rf "$$tmp"' EXIT; \
+	cp -r "$$src"/. "$$tmp"; chmod -R u+w "$$tmp"; \
+	cd "$$tmp" && $(GO) build -o $(BIN)/jaeger ./cmd/jaeger
+
+.PHONY: e2e-jaeger
+e2e-jaeger: $(BIN)/jaeger ## make e2e, plus a real Jaeger with the compose config: exemplar links must open their trace
+	$(MAKE) e2e JAEGER=$(BIN)/jaeger
+
+## ---- scenarios (issue 5) ----
+# make scenario NAME=pool-starvation [QUICK=1]; make scenarios [QUICK=1].
+# Results: results/<scenario>/<timestamp>.{json,md,html} (see docs/results.md).
+SCENARIO_ARGS ?=
+SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -out results -bin $(BIN) -db '$(DATABASE_URL)' $(SCENARIO_ARGS)
+
+.PHONY: scenario
+scenario: build ## one scenario against fresh local services: make scenario NAME=burst-1000 [QUICK=1] (list: NAME=-list)
+	@test -n "$(NAME)" || { echo "scenario: set NAME (one of: $$($(BIN)/loadtest scenario -list | cut -d' ' -f1 | tr '\n' ' '))"; exit 2; }
+	$(BIN)/loadtest scenario $(SCENARIO_FLAGS) $(NAME)
+
+.PHONY: scenarios
+scenarios: build ## all ten scenarios, about 17 minutes on 2 cores (QUICK=1: about a minute)
+	timeout 30m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
+
+BENCH_TASKS_ARGS ?=
+.PHONY: bench
+bench: ## scenario 4 and 10 benchmarks: 100,000 jobs of 50 ms, goroutines vs pools; CPU-bound parity
+	$(GO) test -run '^$$' -bench 'HundredThousandTasks|CPUBound' -benchtime 1x -count 1 ./loadtest/tasks $(BENCH_TASKS_ARGS)

@@ -1,0 +1,455 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/goccy/go-yaml"
+)
+
+// The lab must fit on a 4 GB machine.
+const memoryBudget = 4 << 30
+
+// modelServices are the three concurrency models, one compose service and
+// one Prometheus job each.
+var modelServices = []string{"unbounded", "semaphore", "pipeline"}
+
+// loadCompose loads compose.yaml as `docker compose --profile loadtest`
+// would, with no environment: the lab defaults must be enough.
+func loadCompose(t *testing.T) *types.Project {
+	t.Helper()
+	opts, err := cli.NewProjectOptions(
+		[]string{filepath.Join(root, "compose.yaml")},
+		cli.WithWorkingDirectory(root),
+		cli.WithEnv(nil),
+		cli.WithProfiles([]string{"loadtest"}),
+		cli.WithInterpolation(true),
+		cli.WithNormalization(true),
+		cli.WithConsistency(true),
+		cli.WithResolvedPaths(true),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := opts.LoadProject(context.Background())
+	if err != nil {
+		t.Fatalf("compose.yaml does not load: %v", err)
+	}
+	return project
+}
+
+func TestCompose(t *testing.T) {
+	project := loadCompose(t)
+
+	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest"}, modelServices...)
+	for _, name := range want {
+		if _, ok := project.Services[name]; !ok {
+			t.Errorf("service %q missing", name)
+		}
+	}
+
+	var memory int64
+	t.Run("services", func(t *testing.T) {
+		for name, s := range project.Services {
+			t.Run(name, func(t *testing.T) {
+				checkImage(t, s)
+				checkHealthcheck(t, s)
+				checkDependsOn(t, project, s)
+				checkPorts(t, s)
+				checkMounts(t, project, s)
+				if s.Deploy == nil || s.Deploy.Resources.Limits == nil || s.Deploy.Resources.Limits.MemoryBytes <= 0 {
+					t.Errorf("no memory limit (deploy.resources.limits.memory)")
+				} else {
+					memory += int64(s.Deploy.Resources.Limits.MemoryBytes)
+				}
+			})
+		}
+	})
+	if memory > memoryBudget {
+		t.Errorf("memory limits add up to %d MiB, more than the 4 GiB budget", memory>>20)
+	}
+	t.Logf("memory limits: %d MiB of %d MiB", memory>>20, memoryBudget>>20)
+
+	t.Run("models", func(t *testing.T) {
+		for _, name := range modelServices {
+			s := project.Services[name]
+			if dep, ok := s.DependsOn["postgres"]; !ok || dep.Condition != types.ServiceConditionHealthy {
+				t.Errorf("%s: must depend on postgres with condition service_healthy", name)
+			}
+			if got := env(s, "ADMIN_ADDR"); got != ":9090" {
+				t.Errorf("%s: ADMIN_ADDR=%q, Prometheus scrapes %s:9090", name, got, name)
+			}
+			if got := env(s, "HTTP_ADDR"); got != ":8080" {
+				t.Errorf("%s: HTTP_ADDR=%q, the healthcheck probes :8080", name, got)
+			}
+			if got := env(s, "OTEL_EXPORTER_OTLP_ENDPOINT"); !strings.Contains(got, "//jaeger:") {
+				t.Errorf("%s: OTEL_EXPORTER_OTLP_ENDPOINT=%q, want the jaeger service", name, got)
+			}
+			if s.Build == nil || s.Build.Args["SERVICE"] == nil || *s.Build.Args["SERVICE"] != name {
+				t.Errorf("%s: build arg SERVICE must be %q", name, name)
+			}
+		}
+		// The three models face the same pool and deadline.
+		for _, key := range []string{"DB_MAX_CONNS", "REQUEST_TIMEOUT", "DATABASE_URL"} {
+			first := env(project.Services[modelServices[0]], key)
+			for _, name := range modelServices[1:] {
+				if got := env(project.Services[name], key); got != first {
+					t.Errorf("%s=%q in %s but %q in %s", key, got, name, first, modelServices[0])
+				}
+			}
+		}
+	})
+
+	t.Run("postgres max_connections", func(t *testing.T) {
+		m := regexp.MustCompile(`max_connections=(\d+)`).FindStringSubmatch(strings.Join(project.Services["postgres"].Command, " "))
+		if m == nil {
+			t.Fatal("postgres: max_connections not set explicitly")
+		}
+		maxConns, _ := strconv.Atoi(m[1])
+		pools := 0
+		for _, name := range modelServices {
+			n, err := strconv.Atoi(env(project.Services[name], "DB_MAX_CONNS"))
+			if err != nil {
+				t.Fatalf("%s: DB_MAX_CONNS: %v", name, err)
+			}
+			pools += n
+		}
+		if pools+10 > maxConns {
+			t.Errorf("postgres max_connections=%d leaves no room beside the pools' %d connections", maxConns, pools)
+		}
+	})
+
+	t.Run("dockerfile go version", func(t *testing.T) {
+		dockerfile, err := os.ReadFile(filepath.Join(root, "services", "Dockerfile"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		arg := regexp.MustCompile(`(?m)^ARG GO_VERSION=(\S+)`).FindSubmatch(dockerfile)
+		want := regexp.MustCompile(`(?m)^toolchain go(\S+)`).FindSubmatch(gomod)
+		if want == nil {
+			want = regexp.MustCompile(`(?m)^go (\S+)`).FindSubmatch(gomod)
+		}
+		if arg == nil || want == nil {
+			t.Fatal("no ARG GO_VERSION in services/Dockerfile, or no go version in go.mod")
+		}
+		if string(arg[1]) != string(want[1]) {
+			t.Errorf("services/Dockerfile builds with Go %s, go.mod asks for %s", arg[1], want[1])
+		}
+	})
+
+	t.Run("loadtest profile", func(t *testing.T) {
+		s := project.Services["loadtest"]
+		if !slices.Contains(s.Profiles, "loadtest") {
+			t.Errorf("loadtest must sit under the loadtest profile, so that `docker compose up` does not start it")
+		}
+		if !strings.Contains(env(s, "GRAFANA_URL"), "grafana:3000") {
+			t.Errorf("loadtest: GRAFANA_URL=%q, want the grafana service (annotations)", env(s, "GRAFANA_URL"))
+		}
+	})
+
+	t.Run("prometheus", func(t *testing.T) {
+		s := project.Services["prometheus"]
+		cmd := strings.Join(s.Command, " ")
+		if !strings.Contains(cmd, "exemplar-storage") {
+			t.Errorf("prometheus: exemplar storage not enabled (--enable-feature=exemplar-storage): %s", cmd)
+		}
+		// Same major and minor as the Prometheus the e2e builds from the
+		// module proxy (Makefile PROMETHEUS_VERSION, v0.3MM.P = v3.MM.P).
+		wantTag := prometheusImageTag(t)
+		if tag := imageTag(s.Image); tag != wantTag {
+			t.Errorf("prometheus image %s, want tag %s to match PROMETHEUS_VERSION in the Makefile", s.Image, wantTag)
+		}
+		mounts := bindMounts(s)
+		if mounts["/etc/prometheus/prometheus.yml"] != abs(t, "prometheus/prometheus.yml") {
+			t.Errorf("prometheus: prometheus/prometheus.yml not mounted at /etc/prometheus/prometheus.yml")
+		}
+		if mounts["/etc/prometheus/rules"] != abs(t, "prometheus/rules") {
+			t.Errorf("prometheus: prometheus/rules not mounted beside the config (rule_files: rules/*.yml)")
+		}
+	})
+
+	t.Run("grafana", func(t *testing.T) {
+		s := project.Services["grafana"]
+		if env(s, "GF_SECURITY_ADMIN_PASSWORD") == "" {
+			t.Errorf("grafana: GF_SECURITY_ADMIN_PASSWORD needs a lab default")
+		}
+		if env(s, "GF_AUTH_ANONYMOUS_ENABLED") != "true" || env(s, "GF_AUTH_ANONYMOUS_ORG_ROLE") != "Viewer" {
+			t.Errorf("grafana: anonymous access must be on, as Viewer")
+		}
+		mounts := bindMounts(s)
+		if mounts["/etc/grafana/provisioning"] != abs(t, "grafana/provisioning") {
+			t.Errorf("grafana: grafana/provisioning not mounted at /etc/grafana/provisioning")
+		}
+		dashboards := dashboardProviderPath(t)
+		if mounts[dashboards] != abs(t, "grafana/dashboards") {
+			t.Errorf("grafana: grafana/dashboards must be mounted at the provider path %s", dashboards)
+		}
+		// The provisioned datasources reach compose services by name.
+		for uid, u := range provisionedURLs(t) {
+			host, err := url.Parse(u)
+			if err != nil {
+				t.Errorf("datasource %s: %v", uid, err)
+				continue
+			}
+			if _, ok := project.Services[host.Hostname()]; !ok {
+				t.Errorf("datasource %s: %s is no compose service", uid, u)
+			}
+		}
+		home := env(s, "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH")
+		rel, err := filepath.Rel(dashboards, home)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			t.Errorf("grafana: home dashboard %s is not under %s", home, dashboards)
+		} else if _, err := os.Stat(filepath.Join(root, "grafana", "dashboards", rel)); err != nil {
+			t.Errorf("grafana: home dashboard: %v", err)
+		}
+	})
+
+	t.Run("jaeger", func(t *testing.T) {
+		s := project.Services["jaeger"]
+		if len(s.Configs) != 1 {
+			t.Fatalf("jaeger: want its config from the top-level configs")
+		}
+		content := project.Configs[s.Configs[0].Source].Content
+		var cfg struct {
+			Extensions struct {
+				Storage struct {
+					Backends map[string]struct {
+						Memory struct {
+							MaxTraces int `yaml:"max_traces"`
+						} `yaml:"memory"`
+					} `yaml:"backends"`
+				} `yaml:"jaeger_storage"`
+			} `yaml:"extensions"`
+			Receivers struct {
+				OTLP struct {
+					Protocols map[string]any `yaml:"protocols"`
+				} `yaml:"otlp"`
+			} `yaml:"receivers"`
+		}
+		if err := yaml.Unmarshal([]byte(content), &cfg); err != nil {
+			t.Fatalf("jaeger config: %v", err)
+		}
+		for name, b := range cfg.Extensions.Storage.Backends {
+			if b.Memory.MaxTraces < 10000 {
+				t.Errorf("jaeger: backend %s keeps %d traces, too few for exemplar links over the board's range", name, b.Memory.MaxTraces)
+			}
+		}
+		if _, ok := cfg.Receivers.OTLP.Protocols["http"]; !ok {
+			t.Errorf("jaeger: no OTLP/HTTP receiver (the services export http/protobuf)")
+		}
+	})
+}
+
+var pinnedTag = regexp.MustCompile(`^v?\d+(\.\d+)+`)
+
+func checkImage(t *testing.T, s types.ServiceConfig) {
+	t.Helper()
+	if s.Build != nil {
+		dockerfile := s.Build.Dockerfile
+		if !filepath.IsAbs(dockerfile) {
+			dockerfile = filepath.Join(s.Build.Context, dockerfile)
+		}
+		if _, err := os.Stat(dockerfile); err != nil {
+			t.Errorf("build: %v", err)
+		}
+		if arg := s.Build.Args["SERVICE"]; arg != nil {
+			pkg := filepath.Join(root, "services", *arg)
+			if *arg == "loadtest" {
+				pkg = filepath.Join(root, "loadtest")
+			}
+			if _, err := os.Stat(pkg); err != nil {
+				t.Errorf("build arg SERVICE=%s: no such main package: %v", *arg, err)
+			}
+		}
+		return
+	}
+	if strings.Contains(s.Image, "@sha256:") {
+		return
+	}
+	if tag := imageTag(s.Image); !pinnedTag.MatchString(tag) {
+		t.Errorf("image %q is not pinned to a version", s.Image)
+	}
+}
+
+func checkHealthcheck(t *testing.T, s types.ServiceConfig) {
+	t.Helper()
+	if len(s.Profiles) > 0 {
+		return // one-shot tools such as loadtest
+	}
+	if s.HealthCheck == nil || s.HealthCheck.Disable || len(s.HealthCheck.Test) == 0 {
+		t.Errorf("no healthcheck")
+	}
+}
+
+func checkDependsOn(t *testing.T, project *types.Project, s types.ServiceConfig) {
+	t.Helper()
+	for dep, cfg := range s.DependsOn {
+		if _, ok := project.Services[dep]; !ok {
+			t.Errorf("depends_on %s: no such service", dep)
+		}
+		switch cfg.Condition {
+		case types.ServiceConditionHealthy, types.ServiceConditionStarted, types.ServiceConditionCompletedSuccessfully:
+		default:
+			t.Errorf("depends_on %s: condition %q", dep, cfg.Condition)
+		}
+		if cfg.Condition == types.ServiceConditionHealthy {
+			if d := project.Services[dep]; d.HealthCheck == nil {
+				t.Errorf("depends_on %s: service_healthy but %s has no healthcheck", dep, dep)
+			}
+		}
+	}
+}
+
+func checkPorts(t *testing.T, s types.ServiceConfig) {
+	t.Helper()
+	for _, p := range s.Ports {
+		if p.Published != "" && p.HostIP != "127.0.0.1" {
+			t.Errorf("port %s:%d published on %q, want 127.0.0.1", p.Published, p.Target, p.HostIP)
+		}
+	}
+}
+
+func checkMounts(t *testing.T, project *types.Project, s types.ServiceConfig) {
+	t.Helper()
+	for _, v := range s.Volumes {
+		switch v.Type {
+		case types.VolumeTypeBind:
+			if _, err := os.Stat(v.Source); err != nil {
+				t.Errorf("bind mount %s: %v", v.Target, err)
+			}
+		case types.VolumeTypeVolume:
+			if _, ok := project.Volumes[v.Source]; !ok {
+				t.Errorf("volume %s: not declared", v.Source)
+			}
+		}
+	}
+	for _, c := range s.Configs {
+		cfg, ok := project.Configs[c.Source]
+		if !ok {
+			t.Errorf("config %s: not declared", c.Source)
+			continue
+		}
+		if cfg.File != "" {
+			if _, err := os.Stat(cfg.File); err != nil {
+				t.Errorf("config %s: %v", c.Source, err)
+			}
+		} else if strings.TrimSpace(cfg.Content) == "" {
+			t.Errorf("config %s: empty", c.Source)
+		}
+	}
+}
+
+func env(s types.ServiceConfig, key string) string {
+	if v := s.Environment[key]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+func bindMounts(s types.ServiceConfig) map[string]string {
+	m := map[string]string{}
+	for _, v := range s.Volumes {
+		if v.Type == types.VolumeTypeBind {
+			m[v.Target] = v.Source
+		}
+	}
+	return m
+}
+
+func abs(t *testing.T, rel string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(root, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func imageTag(image string) string {
+	name := image[strings.LastIndex(image, "/")+1:]
+	if i := strings.LastIndex(name, ":"); i >= 0 {
+		return name[i+1:]
+	}
+	return ""
+}
+
+// prometheusImageTag maps the Makefile's PROMETHEUS_VERSION (Go module
+// version v0.3MM.P) to the image tag of the same release (v3.MM.P).
+func prometheusImageTag(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^PROMETHEUS_VERSION\s*\?=\s*v0\.(\d+)\.(\d+)`).FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatal("Makefile: no PROMETHEUS_VERSION ?= v0.3MM.P")
+	}
+	minor, _ := strconv.Atoi(m[1])
+	return fmt.Sprintf("v%d.%d.%s", minor/100, minor%100, m[2])
+}
+
+// dashboardProviderPath is where Grafana's file provider reads dashboards.
+func dashboardProviderPath(t *testing.T) string {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(root, "grafana", "provisioning", "dashboards", "*.yml"))
+	if len(files) != 1 {
+		t.Fatalf("want one dashboard provider file, got %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Providers []struct {
+			Type    string `yaml:"type"`
+			Options struct {
+				Path string `yaml:"path"`
+			} `yaml:"options"`
+		} `yaml:"providers"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Providers) != 1 || cfg.Providers[0].Type != "file" {
+		t.Fatalf("want one file provider in %s", files[0])
+	}
+	return cfg.Providers[0].Options.Path
+}
+
+// provisionedURLs returns each provisioned datasource's URL by UID.
+func provisionedURLs(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "grafana", "provisioning", "datasources", "datasources.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Datasources []struct {
+			UID string `yaml:"uid"`
+			URL string `yaml:"url"`
+		} `yaml:"datasources"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, ds := range cfg.Datasources {
+		out[ds.UID] = ds.URL
+	}
+	return out
+}

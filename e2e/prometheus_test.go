@@ -1,0 +1,252 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goccy/go-yaml"
+)
+
+// labPrometheusConfig returns prometheus/prometheus.yml with only the
+// targets rewritten: each "<host>:<port>" through addrs (compose service
+// name to local address), rule_files made absolute. A target the map does
+// not know fails the test, so a new scrape job cannot slip past the e2e.
+func labPrometheusConfig(t *testing.T, addrs map[string]string) []byte {
+	t.Helper()
+	cfg := readPrometheusConfig(t)
+	promDir, err := filepath.Abs(filepath.Join(root, "prometheus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := cfg["rule_files"].([]any)
+	for i, f := range files {
+		files[i] = filepath.Join(promDir, f.(string))
+	}
+	jobs, _ := cfg["scrape_configs"].([]any)
+	for _, j := range jobs {
+		job := j.(map[string]any)
+		statics, _ := job["static_configs"].([]any)
+		for _, s := range statics {
+			sc := s.(map[string]any)
+			targets, _ := sc["targets"].([]any)
+			for i, tg := range targets {
+				host := strings.Split(tg.(string), ":")[0]
+				addr, ok := addrs[host]
+				if !ok {
+					t.Fatalf("prometheus.yml: job %v scrapes %v, which the e2e does not run", job["job_name"], tg)
+				}
+				targets[i] = addr
+			}
+		}
+	}
+	out, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// labPrometheusFlags returns the compose service's Prometheus flags (feature
+// flags, retention) without the ones that name paths or addresses.
+func labPrometheusFlags(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, arg := range loadCompose(t).Services["prometheus"].Command {
+		switch {
+		case strings.HasPrefix(arg, "--config.file"),
+			strings.HasPrefix(arg, "--storage.tsdb.path"),
+			strings.HasPrefix(arg, "--web.listen-address"):
+			continue
+		}
+		out = append(out, arg)
+	}
+	return out
+}
+
+// promAPI is a minimal client of Prometheus' HTTP API.
+type promAPI struct {
+	base string
+	hc   *http.Client
+}
+
+type promSample struct {
+	Metric map[string]string
+	Value  float64
+}
+
+func (p promAPI) get(ctx context.Context, path string, params url.Values, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+path+"?"+params.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return fmt.Errorf("%s: %s: %.200s", path, resp.Status, body)
+	}
+	if env.Status != "success" {
+		return fmt.Errorf("%s: %s", path, env.Error)
+	}
+	return json.Unmarshal(env.Data, out)
+}
+
+// query evaluates expr at ts. Float results only: every expression on the
+// board returns floats.
+func (p promAPI) query(ctx context.Context, expr string, ts time.Time) ([]promSample, error) {
+	var data struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	params := url.Values{"query": {expr}, "time": {strconv.FormatFloat(float64(ts.UnixMilli())/1000, 'f', 3, 64)}}
+	if err := p.get(ctx, "/api/v1/query", params, &data); err != nil {
+		return nil, err
+	}
+	switch data.ResultType {
+	case "vector":
+		var vec []struct {
+			Metric    map[string]string `json:"metric"`
+			Value     [2]any            `json:"value"`
+			Histogram any               `json:"histogram"`
+		}
+		if err := json.Unmarshal(data.Result, &vec); err != nil {
+			return nil, err
+		}
+		out := make([]promSample, 0, len(vec))
+		for _, s := range vec {
+			if s.Histogram != nil {
+				return nil, fmt.Errorf("%s: returns a native histogram, not a float", expr)
+			}
+			v, err := strconv.ParseFloat(fmt.Sprint(s.Value[1]), 64)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, promSample{Metric: s.Metric, Value: v})
+		}
+		return out, nil
+	case "scalar":
+		var s [2]any
+		if err := json.Unmarshal(data.Result, &s); err != nil {
+			return nil, err
+		}
+		v, err := strconv.ParseFloat(fmt.Sprint(s[1]), 64)
+		return []promSample{{Value: v}}, err
+	}
+	return nil, fmt.Errorf("%s: unexpected result type %s", expr, data.ResultType)
+}
+
+// byJob evaluates expr and indexes the result by its job label.
+func (p promAPI) byJob(ctx context.Context, expr string, ts time.Time) (map[string]float64, error) {
+	samples, err := p.query(ctx, expr, ts)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, s := range samples {
+		out[s.Metric["job"]] = s.Value
+	}
+	return out, nil
+}
+
+type exemplarSeries struct {
+	SeriesLabels map[string]string `json:"seriesLabels"`
+	Exemplars    []struct {
+		Labels map[string]string `json:"labels"`
+		Value  string            `json:"value"`
+	} `json:"exemplars"`
+}
+
+// exemplars runs the exemplar query Grafana runs for a panel query with
+// exemplars switched on.
+func (p promAPI) exemplars(ctx context.Context, expr string, start, end time.Time) ([]exemplarSeries, error) {
+	var out []exemplarSeries
+	params := url.Values{
+		"query": {expr},
+		"start": {strconv.FormatInt(start.Unix(), 10)},
+		"end":   {strconv.FormatInt(end.Unix()+1, 10)},
+	}
+	err := p.get(ctx, "/api/v1/query_exemplars", params, &out)
+	return out, err
+}
+
+type promRule struct {
+	Name           string  `json:"name"`
+	Type           string  `json:"type"`
+	Health         string  `json:"health"`
+	LastError      string  `json:"lastError"`
+	Query          string  `json:"query"`
+	EvaluationTime float64 `json:"evaluationTime"`
+	Alerts         []struct {
+		Labels map[string]string `json:"labels"`
+		State  string            `json:"state"`
+	} `json:"alerts"`
+}
+
+func (p promAPI) rules(ctx context.Context) ([]promRule, error) {
+	var data struct {
+		Groups []struct {
+			Name  string     `json:"name"`
+			Rules []promRule `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := p.get(ctx, "/api/v1/rules", nil, &data); err != nil {
+		return nil, err
+	}
+	var out []promRule
+	for _, g := range data.Groups {
+		out = append(out, g.Rules...)
+	}
+	return out, nil
+}
+
+type promTarget struct {
+	Labels    map[string]string `json:"labels"`
+	Health    string            `json:"health"`
+	LastError string            `json:"lastError"`
+	ScrapeURL string            `json:"scrapeUrl"`
+}
+
+func (p promAPI) targets(ctx context.Context) ([]promTarget, error) {
+	var data struct {
+		Active []promTarget `json:"activeTargets"`
+	}
+	err := p.get(ctx, "/api/v1/targets", url.Values{"state": {"active"}}, &data)
+	return data.Active, err
+}
+
+// labelValues is what the board's $service variable evaluates to.
+func (p promAPI) labelValues(ctx context.Context, label, match string) ([]string, error) {
+	var out []string
+	err := p.get(ctx, "/api/v1/label/"+label+"/values", url.Values{"match[]": {match}}, &out)
+	return out, err
+}
+
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
