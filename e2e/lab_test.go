@@ -385,10 +385,9 @@ func TestLab(t *testing.T) {
 
 	t.Run("load-run annotations", func(t *testing.T) {
 		posted, auth := grafana.posted()
-		if len(posted) == 0 {
-			// loadtest's GRAFANA_URL support (issue 3) may not have landed.
-			t.Log("loadtest posted no annotations to GRAFANA_URL")
-			return
+		// One region per run: a POST at its start, a PATCH at its end.
+		if len(posted) < 2 {
+			t.Fatalf("loadtest posted %d annotation calls to GRAFANA_URL, want a start and an end per run", len(posted))
 		}
 		for i, a := range posted {
 			if tags, ok := a["tags"].([]any); ok && !slices.Contains(tags, any("loadtest")) {

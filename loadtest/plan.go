@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
@@ -26,6 +27,12 @@ type plan struct {
 func (p *plan) execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	rep := report.New(string(p.cfg.Mode), args)
 	code := exitOK
+	// GRAFANA_URL: mark each run on the lab's board (docs/lab.md).
+	grafana, err := annotate.New(os.Getenv("GRAFANA_URL"))
+	if err != nil {
+		fmt.Fprintf(stderr, "loadtest %s: %v\n", p.cmd.mode, err)
+		return exitUsage
+	}
 	if p.cmd.cpuProfile != "" {
 		stop, err := startCPUProfile(p.cmd.cpuProfile)
 		if err != nil {
@@ -41,7 +48,7 @@ func (p *plan) execute(ctx context.Context, args []string, stdout, stderr io.Wri
 		cfg := p.cfg
 		cfg.Target.URL = t.url
 		run, err := measure.Run(ctx, measure.Target{Name: t.name, MetricsURL: t.metrics}, cfg,
-			measure.Options{ScrapeInterval: p.cmd.scrape, Progress: p.progress, SLO: p.slo})
+			measure.Options{ScrapeInterval: p.cmd.scrape, Progress: p.progress, SLO: p.slo, Annotate: grafana, Log: stderr})
 		if err != nil && run.Name == "" { // the run could not start
 			fmt.Fprintf(stderr, "loadtest %s: %s: %v\n", p.cmd.mode, t.name, err)
 			return exitFail

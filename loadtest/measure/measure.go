@@ -5,10 +5,12 @@ package measure
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"time"
 
+	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
 	"github.com/orderlab/orderlab/loadtest/report"
 	"github.com/orderlab/orderlab/loadtest/scrape"
@@ -26,6 +28,10 @@ type Options struct {
 	// Progress, when set, receives a live line once a second (see report.ShowProgress).
 	Progress io.Writer
 	SLO      report.SLO
+	// Annotate, when set, marks the run on a Grafana board; a failure to
+	// post is written to Log and does not fail the run.
+	Annotate *annotate.Client
+	Log      io.Writer
 }
 
 // Run attacks cfg.Target.URL as cfg says, scraping t.MetricsURL before,
@@ -48,11 +54,18 @@ func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.
 	if opt.Progress != nil {
 		wg.Go(func() { report.ShowProgress(progCtx, opt.Progress, t.Name, a.Progress, time.Second) })
 	}
+	mark, err := opt.Annotate.Start(ctx, fmt.Sprintf("loadtest %s %s", cfg.Mode, cfg.Target.URL), string(cfg.Mode), t.Name)
+	if err != nil && opt.Log != nil {
+		fmt.Fprintf(opt.Log, "loadtest: %v\n", err)
+	}
 	cpu0 := cpuTime()
 	res, runErr := a.Run(ctx)
 	cpu := cpuTime() - cpu0
 	stopProgress()
 	wg.Wait()
+	if err := opt.Annotate.End(context.WithoutCancel(ctx), mark); err != nil && opt.Log != nil {
+		fmt.Fprintf(opt.Log, "loadtest: %v\n", err)
+	}
 	if res == nil {
 		return report.Run{}, runErr
 	}

@@ -1,0 +1,109 @@
+// Package annotate marks load runs on the Grafana board through Grafana's
+// HTTP annotations API: a region from the start of a run to its end, tagged
+// "loadtest", which the board's "Load runs" annotation query shows.
+package annotate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Tag is on every annotation; the board selects it.
+const Tag = "loadtest"
+
+// Client posts annotations to one Grafana.
+type Client struct {
+	base       *url.URL
+	user, pass string
+	http       *http.Client
+}
+
+// New reads Grafana's URL (GRAFANA_URL), with optional basic-auth
+// credentials in it (http://admin:secret@grafana:3000). An empty URL gives a
+// nil Client, whose methods do nothing.
+func New(rawURL string) (*Client, error) {
+	if rawURL == "" {
+		return nil, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("GRAFANA_URL=%q: want http(s)://[user:password@]host:port", rawURL)
+	}
+	c := &Client{base: u, http: &http.Client{Timeout: 5 * time.Second}}
+	if u.User != nil {
+		c.user = u.User.Username()
+		c.pass, _ = u.User.Password()
+	}
+	u.User = nil
+	return c, nil
+}
+
+// Run is an annotation that Start opened and End closes.
+type Run struct {
+	id    int64
+	start time.Time
+}
+
+// Start marks the beginning of a run with text and tags (Tag is added).
+func (c *Client) Start(ctx context.Context, text string, tags ...string) (Run, error) {
+	if c == nil {
+		return Run{}, nil
+	}
+	now := time.Now()
+	body := map[string]any{"time": now.UnixMilli(), "text": text, "tags": append([]string{Tag}, tags...)}
+	var out struct {
+		ID int64 `json:"id"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/api/annotations", body, &out); err != nil {
+		return Run{}, err
+	}
+	return Run{id: out.ID, start: now}, nil
+}
+
+// End turns the run's annotation into a region ending now.
+func (c *Client) End(ctx context.Context, r Run) error {
+	if c == nil || r.id == 0 {
+		return nil
+	}
+	body := map[string]any{"time": r.start.UnixMilli(), "timeEnd": time.Now().UnixMilli()}
+	return c.do(ctx, http.MethodPatch, fmt.Sprintf("/api/annotations/%d", r.id), body, nil)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.user != "" {
+		req.SetBasicAuth(c.user, c.pass)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("grafana annotation: %w", err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("grafana annotation: %s %s: %s %s", method, path, resp.Status, bytes.TrimSpace(msg))
+	}
+	if out != nil {
+		if err := json.Unmarshal(msg, out); err != nil {
+			return fmt.Errorf("grafana annotation: %w", err)
+		}
+	}
+	return nil
+}
