@@ -14,7 +14,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestAPI(t *testing.T) { apptest.APISuite(t, service) }
+func TestAPI(t *testing.T) { apptest.APISuite(t, service, map[string]string{"LIMIT_WAIT": "10s"}) }
 
 func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
 	apptest.ShutdownKeepsAcknowledged(t, service, map[string]string{"LIMIT_WAIT": "5s"})

@@ -14,7 +14,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestAPI(t *testing.T) { apptest.APISuite(t, service) }
+func TestAPI(t *testing.T) { apptest.APISuite(t, service, nil) }
 
 func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
 	apptest.ShutdownKeepsAcknowledged(t, service, nil)

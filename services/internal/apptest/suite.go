@@ -40,9 +40,10 @@ type problem struct {
 
 // APISuite checks the behaviour every service shares, whatever its model:
 // the round trip, every class of bad input, idempotency, the experiment
-// endpoints, health, and the metrics families.
-func APISuite(t *testing.T, svc app.Service) {
-	inst := Start(t, svc, nil)
+// endpoints, health, and the metrics families. env sets the model's knobs so
+// that it does not shed this light load (a busy CI machine is slow).
+func APISuite(t *testing.T, svc app.Service, env map[string]string) {
+	inst := Start(t, svc, env)
 
 	t.Run("RoundTrip", func(t *testing.T) { roundTrip(t, inst) })
 	t.Run("BadInput", func(t *testing.T) { badInput(t, inst) })
