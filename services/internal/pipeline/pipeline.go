@@ -5,6 +5,10 @@
 //	handler --intake (QUEUE_CAPACITY)--> price --persist--> WORKERS x [batch <= BATCH_MAX, wait <= BATCH_WAIT] --> Postgres
 //	                                                         --audit (AUDIT_QUEUE)--> AUDIT_WORKERS x audit write (when AUDIT_DELAY is set)
 //
+// With an audit stage an order is admitted only with an audit slot reserved
+// for it: demand flows upstream, so a slow audit sheds load at the edge
+// instead of stalling the orders already admitted behind a full audit queue.
+//
 // Every channel is bounded. When the workers fall behind the persist queue
 // fills, pricing blocks, the intake queue fills, and Submit rejects: the
 // backpressure reaches the HTTP edge as a 429 instead of piling up goroutines.
@@ -58,8 +62,9 @@ type Config struct {
 	// CommitTimeout bounds one batch transaction.
 	CommitTimeout time.Duration
 	// Audit, when enabled, gets each committed order in a bounded stage of
-	// AuditWorkers goroutines fed by a queue of AuditQueue slots. A full
-	// audit queue stalls the persist workers, and so pushes back to intake.
+	// AuditWorkers goroutines fed by a queue of AuditQueue slots. Submit
+	// reserves one of the AuditQueue+AuditWorkers slots per order and
+	// rejects when none is free.
 	Audit        *audit.Recorder
 	AuditWorkers int
 	AuditQueue   int
@@ -82,6 +87,9 @@ type job struct {
 	req   order.Request // filled by the price stage
 	delay time.Duration
 	done  chan result // buffered: a worker never blocks on a gone handler
+	// audit says the job holds a reserved audit slot, which passes to the
+	// audit stage with the created order or is given back.
+	audit bool
 	// state settles, once, who owns the outcome when the handler's deadline
 	// races the commit: a worker claims the job before it writes it, a
 	// handler abandons it before it gives up. A claimed job's handler waits
@@ -113,6 +121,9 @@ type Pipeline struct {
 	intake  chan *job
 	persist chan *job
 	audits  chan order.Order
+	// auditSlots counts reserved audit slots: queued, in a worker, or held
+	// by an order on its way there.
+	auditSlots chan struct{}
 
 	priceBusy, persistBusy, auditBusy atomic.Int64
 	stopped                           chan struct{}
@@ -143,8 +154,10 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		// workers' batches, so WORKERS=200 BATCH_MAX=1 QUEUE_CAPACITY=100
 		// behaves like Tomcat's 200 threads and accept queue of 100.
 		persist: make(chan *job, cfg.BatchMax),
-		audits:  make(chan order.Order, cfg.AuditQueue),
-		stopped: make(chan struct{}),
+		// Room for every reserved slot: handing an order to the stage never blocks.
+		audits:     make(chan order.Order, cfg.AuditQueue+cfg.AuditWorkers),
+		auditSlots: make(chan struct{}, cfg.AuditQueue+cfg.AuditWorkers),
+		stopped:    make(chan struct{}),
 	}
 	m, err := newMetrics(reg, p)
 	if err != nil {
@@ -179,7 +192,18 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 // A nil error means the order is in the table.
 func (p *Pipeline) PlaceOrder(ctx context.Context, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
 	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, done: make(chan result, 1)}
+	if p.cfg.Audit.Enabled() {
+		select {
+		case p.auditSlots <- struct{}{}:
+			j.audit = true
+		default:
+			p.m.rejections.Inc()
+			p.m.enqueueWait.WithLabelValues("rejected").Observe(0)
+			return postgres.Result{}, &overload.RejectedError{Resource: "audit queue", RetryAfter: RetryAfter}
+		}
+	}
 	if err := p.submit(ctx, j); err != nil {
+		p.releaseAudit(j)
 		return postgres.Result{}, err
 	}
 	var r result
@@ -346,6 +370,7 @@ func (p *Pipeline) commit(batch []*job) {
 			continue
 		}
 		j.state.Store(abandoned)
+		p.releaseAudit(j)
 		j.done <- result{err: context.Cause(j.ctx)}
 	}
 	if len(live) == 0 {
@@ -383,8 +408,8 @@ func (p *Pipeline) commit(batch []*job) {
 	if err == nil {
 		for i, j := range live {
 			j.done <- result{res: results[i]}
+			p.toAudit(j, results[i])
 		}
-		p.toAudit(results)
 		return
 	}
 	span.RecordError(err)
@@ -395,11 +420,11 @@ func (p *Pipeline) commit(batch []*job) {
 		// it again could store every order twice.
 		for _, j := range live {
 			j.done <- result{err: err}
+			p.releaseAudit(j)
 		}
 		return
 	}
 	p.log.Warn("batch failed, retrying its orders one by one", "size", len(live), "err", err)
-	retried := make([]postgres.Result, 0, len(live))
 	for _, j := range live {
 		// The batch's context: a claimed order's handler waits for it.
 		// The retry drops db_delay: it isolates a bad order, it does not
@@ -407,25 +432,35 @@ func (p *Pipeline) commit(batch []*job) {
 		r, err := p.store.CreateOrder(ctx, j.req, 0)
 		j.done <- result{res: r, err: err}
 		if err == nil {
-			retried = append(retried, r)
+			p.toAudit(j, r)
+		} else {
+			p.releaseAudit(j)
 		}
 	}
-	p.toAudit(retried)
 }
 
-// toAudit hands newly created orders to the audit stage, after their
-// handlers have been answered. The send blocks when the audit queue is full:
-// the worker stops taking batches, and the backpressure travels up to the
-// intake queue and the 429s at the edge.
-func (p *Pipeline) toAudit(rs []postgres.Result) {
-	if !p.cfg.Audit.Enabled() {
+// toAudit hands a newly created order, with its job's reserved slot, to the
+// audit stage, after its handler has been answered. The channel has room
+// for every reserved slot, so this never blocks the worker. Anything else
+// (a replay, a failure) gives the slot back.
+func (p *Pipeline) toAudit(j *job, r postgres.Result) {
+	if !j.audit {
 		return
 	}
-	for _, r := range rs {
-		if r.Created && r.Err == nil {
-			p.cfg.Audit.Queued()
-			p.audits <- r.Order
-		}
+	if r.Err != nil || !r.Created {
+		p.releaseAudit(j)
+		return
+	}
+	j.audit = false // the slot now travels with the order
+	p.cfg.Audit.Queued()
+	p.audits <- r.Order
+}
+
+// releaseAudit gives back j's audit slot, if it holds one.
+func (p *Pipeline) releaseAudit(j *job) {
+	if j.audit {
+		j.audit = false
+		<-p.auditSlots
 	}
 }
 
@@ -435,6 +470,7 @@ func (p *Pipeline) audit() {
 		p.auditBusy.Add(1)
 		p.cfg.Audit.Write(o)
 		p.auditBusy.Add(-1)
+		<-p.auditSlots
 	}
 }
 
