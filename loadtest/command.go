@@ -24,6 +24,8 @@ modes:
   open     -rate 2000 -d 30s URL   constant arrival rate, coordinated-omission corrected
   compare  -mode closed ... [name=URL ...]
                                    the same load against several targets, one table
+  scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenarios),
+                                   with JSON, Markdown and HTML results
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
 missed, 2 usage error.
@@ -43,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		cmd = newCommand(mode, false)
 	case "compare":
 		cmd = newCommand(mode, true)
+	case "scenario":
+		return runScenario(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -11,4 +11,14 @@ const (
 	metricAcquireWait  = "orderlab_db_pool_acquire_wait_seconds"
 	metricLimiterRej   = "orderlab_limiter_rejections_total"
 	metricPipelineRej  = "orderlab_pipeline_rejections_total"
+	metricHeapInuse    = "go_memstats_heap_inuse_bytes"
+	metricInFlight     = "orderlab_http_requests_in_flight"
+	metricRequests     = "orderlab_http_request_duration_seconds" // label route
+	metricOrders       = "orderlab_orders_created_total"
+	metricAuditPending = "orderlab_audit_pending"
+	metricWaiters      = "orderlab_limiter_waiters"
 )
+
+// probeRoutes are answered by every service without doing any work; they
+// are left out of the request count.
+var probeRoutes = map[string]bool{"/livez": true, "/readyz": true}

@@ -29,6 +29,13 @@ type Sample struct {
 	// AcquireWait holds the cumulative acquire-wait buckets, summed over
 	// the outcome label, so that any window's quantiles can be computed.
 	AcquireWait []Bucket `json:"acquire_wait_buckets,omitempty"`
+	HeapInuse   float64  `json:"heap_inuse_bytes"`
+	InFlight    float64  `json:"in_flight"`       // requests being served
+	Requests    float64  `json:"requests_total"`  // answered, cumulative, probes excluded
+	Orders      float64  `json:"orders_total"`    // committed, cumulative
+	Waiters     float64  `json:"limiter_waiters"` // semaphore: requests waiting for a permit
+	// AuditPending counts audit writes queued or running (AUDIT_DELAY).
+	AuditPending float64 `json:"audit_pending"`
 }
 
 // Bucket is one cumulative histogram bucket. In JSON it reads
@@ -83,6 +90,12 @@ func parse(r io.Reader, f expfmt.Format, at time.Time) (Sample, error) {
 		PoolAcquired: sum(fams[metricPoolAcquired]),
 		Rejections:   sum(fams[metricLimiterRej]) + sum(fams[metricPipelineRej]),
 		AcquireWait:  buckets(fams[metricAcquireWait]),
+		HeapInuse:    sum(fams[metricHeapInuse]),
+		InFlight:     sum(fams[metricInFlight]),
+		Requests:     requests(fams[metricRequests]),
+		Orders:       sum(fams[metricOrders]),
+		Waiters:      sum(fams[metricWaiters]),
+		AuditPending: sum(fams[metricAuditPending]),
 	}
 	if mf := fams[metricQueueLength]; mf != nil {
 		s.QueueLength = make(map[string]float64)
@@ -124,6 +137,17 @@ func value(m *dto.Metric) float64 {
 		return m.GetUntyped().GetValue()
 	}
 	return 0
+}
+
+// requests counts the observations of a request histogram, probes excluded.
+func requests(mf *dto.MetricFamily) float64 {
+	var n float64
+	for _, m := range mf.GetMetric() {
+		if !probeRoutes[label(m, "route")] {
+			n += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return n
 }
 
 // buckets sums a histogram family's classic buckets over all its series,

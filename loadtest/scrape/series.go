@@ -31,6 +31,9 @@ type Summary struct {
 	PeakRSSBytes     float64 `json:"peak_rss_bytes"`
 	PeakPoolAcquired float64 `json:"peak_pool_acquired_connections"`
 	PeakQueueLength  float64 `json:"peak_queue_length"` // all stages together
+	PeakHeapInuse    float64 `json:"peak_heap_inuse_bytes"`
+	PeakInFlight     float64 `json:"peak_in_flight"`
+	PeakAuditPending float64 `json:"peak_audit_pending"`
 	// AcquireWaitP99 is the p99 pool-acquire wait over the run, from the
 	// bucket delta between the first and the last scrape; AcquireWaits is
 	// the number of acquires it covers.
@@ -51,6 +54,9 @@ func (s Series) Summary() Summary {
 		sum.PeakThreads = max(sum.PeakThreads, x.Threads)
 		sum.PeakRSSBytes = max(sum.PeakRSSBytes, x.RSSBytes)
 		sum.PeakPoolAcquired = max(sum.PeakPoolAcquired, x.PoolAcquired)
+		sum.PeakHeapInuse = max(sum.PeakHeapInuse, x.HeapInuse)
+		sum.PeakInFlight = max(sum.PeakInFlight, x.InFlight)
+		sum.PeakAuditPending = max(sum.PeakAuditPending, x.AuditPending)
 		var q float64
 		for _, v := range x.QueueLength {
 			q += v

@@ -1,0 +1,136 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+)
+
+// Service is one running service process.
+type Service struct {
+	Name       string
+	URL        string            // API base, e.g. http://127.0.0.1:40123
+	MetricsURL string            // http://127.0.0.1:40124/metrics
+	Env        map[string]string // what the scenario set, besides addresses and DATABASE_URL
+	cmd        *exec.Cmd
+	done       chan struct{}
+	waitErr    error
+}
+
+// start launches bin with env on two free loopback ports and returns once
+// it answers /readyz, or an error when it exits or ready passes first.
+func start(ctx context.Context, name, bin, dbURL string, env map[string]string, logFile *os.File, ready time.Duration) (*Service, error) {
+	httpAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	adminAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(baseEnv(), "DATABASE_URL="+dbURL, "HTTP_ADDR="+httpAddr, "ADMIN_ADDR="+adminAddr)
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cmd.Env = append(cmd.Env, k+"="+env[k])
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	s := &Service{Name: name, URL: "http://" + httpAddr, MetricsURL: "http://" + adminAddr + "/metrics",
+		Env: env, cmd: cmd, done: make(chan struct{})}
+	go func() { s.waitErr = cmd.Wait(); close(s.done) }()
+	if err := s.awaitReady(ctx, ready); err != nil {
+		_ = s.stop(5 * time.Second)
+		return nil, fmt.Errorf("%s (log %s): %w", name, logFile.Name(), err)
+	}
+	return s, nil
+}
+
+// baseEnv passes on what a Go binary needs from the parent and nothing
+// that could configure a service by accident.
+func baseEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "TMPDIR", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, "LOG_LEVEL=warn")
+}
+
+// awaitReady polls /readyz every 50 ms for at most d.
+func (s *Service) awaitReady(ctx context.Context, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/readyz", nil)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("exited before ready: %v", s.waitErr)
+		case <-ctx.Done():
+			return fmt.Errorf("not ready within %s", d)
+		case <-tick.C:
+		}
+	}
+}
+
+// stop sends SIGTERM, waits up to grace for the drain, then kills.
+func (s *Service) stop(grace time.Duration) error {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		return fmt.Errorf("%s did not stop within %s; killed", s.Name, grace)
+	}
+	var exit *exec.ExitError
+	if errors.As(s.waitErr, &exit) {
+		return fmt.Errorf("%s: %w", s.Name, s.waitErr)
+	}
+	return nil
+}
+
+// freeAddr asks the kernel for a free loopback port.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// binPath is dir/name, checked to exist.
+func binPath(dir, name string) (string, error) {
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("service binary %s: %w (run make build)", p, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,46 @@
+package scenario
+
+// Knob is a documented service setting (README.md, Knobs) that a scenario
+// may set. Addresses and DATABASE_URL are the runner's, not the scenario's.
+type Knob struct {
+	Name     string
+	Services []string // nil: all three
+}
+
+// Knobs are the settings a scenario may set.
+var Knobs = []Knob{
+	{Name: "DB_MAX_CONNS"}, {Name: "DB_MIN_CONNS"}, {Name: "REQUEST_TIMEOUT"},
+	{Name: "SHUTDOWN_TIMEOUT"}, {Name: "DB_DELAY"}, {Name: "WORK_DB_DELAY"},
+	{Name: "WORK_API_DELAY"}, {Name: "WORK_CPU_ROUNDS"}, {Name: "LOG_LEVEL"},
+	{Name: "AUDIT_DELAY"}, {Name: "REQUEST_BUFFER_BYTES"}, {Name: "REQUEST_BUFFER_POOL"},
+	{Name: "API_WAIT_MODE"},
+	{Name: "LIMIT", Services: []string{"semaphore"}},
+	{Name: "LIMIT_WAIT", Services: []string{"semaphore"}},
+	{Name: "WORKERS", Services: []string{"pipeline"}},
+	{Name: "BATCH_MAX", Services: []string{"pipeline"}},
+	{Name: "BATCH_WAIT", Services: []string{"pipeline"}},
+	{Name: "QUEUE_CAPACITY", Services: []string{"pipeline"}},
+	{Name: "ENQUEUE_WAIT", Services: []string{"pipeline"}},
+	{Name: "AUDIT_WORKERS", Services: []string{"pipeline"}},
+	{Name: "AUDIT_QUEUE", Services: []string{"pipeline"}},
+}
+
+// Services are the targets a scenario may name.
+var Services = []string{"unbounded", "semaphore", "pipeline"}
+
+// QueryParams are the query parameters the services read (README.md, API).
+var QueryParams = map[string][]string{
+	"/orders":   {"db_delay"},
+	"/work/db":  {"delay"},
+	"/work/api": {"delay"},
+	"/work/cpu": {"rounds"},
+}
+
+func knob(name string) (Knob, bool) {
+	for _, k := range Knobs {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Knob{}, false
+}

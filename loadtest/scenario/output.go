@@ -1,0 +1,221 @@
+package scenario
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/orderlab/orderlab/loadtest/chart"
+)
+
+// write saves res as dir/stamp.json, .md and .html.
+func write(dir, stamp string, res *Result) (Files, error) {
+	base := filepath.Join(dir, stamp)
+	f := Files{JSON: base + ".json", Markdown: base + ".md", HTML: base + ".html"}
+	err := errors.Join(
+		create(f.JSON, func(w io.Writer) error { return WriteJSON(w, res) }),
+		create(f.Markdown, func(w io.Writer) error { return WriteMarkdown(w, res) }),
+		create(f.HTML, func(w io.Writer) error { return WriteHTML(w, res) }),
+	)
+	return f, err
+}
+
+func create(path string, fill func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := fill(w); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Render reads a result JSON that Run wrote and writes its Markdown and
+// HTML again beside it (after the report code changed, say).
+func Render(jsonPath string) (Files, error) {
+	f, err := os.Open(jsonPath)
+	if err != nil {
+		return Files{}, err
+	}
+	defer f.Close()
+	var res Result
+	if err := json.NewDecoder(f).Decode(&res); err != nil {
+		return Files{}, fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	if res.Schema != Schema {
+		return Files{}, fmt.Errorf("%s: schema %q, want %q", jsonPath, res.Schema, Schema)
+	}
+	base := strings.TrimSuffix(jsonPath, ".json")
+	files := Files{JSON: jsonPath, Markdown: base + ".md", HTML: base + ".html"}
+	return files, errors.Join(
+		create(files.Markdown, func(w io.Writer) error { return WriteMarkdown(w, &res) }),
+		create(files.HTML, func(w io.Writer) error { return WriteHTML(w, &res) }))
+}
+
+// WriteMarkdown writes the scenario's tables, with the command, the bound
+// and the expectations.
+func WriteMarkdown(w io.Writer, res *Result) error {
+	s := res.Scenario
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s: %s\n\n", s.Name, s.Title)
+	fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(s.Question))
+	fmt.Fprintf(&b, "Command: `%s`. %s\n\n", command(res), hostLine(res))
+	for _, p := range res.Phases {
+		sp := phaseSpec(s, p.Name)
+		fmt.Fprintf(&b, "**%s**: %s", p.Name, describe(sp))
+		if sp.Bound != nil {
+			fmt.Fprintf(&b, "; bound %s = **%.0f/s**", sp.Bound.What, sp.Bound.RPS())
+		}
+		b.WriteString("\n\n")
+		if err := TableOf(p).WriteMarkdown(&b); err != nil {
+			return err
+		}
+		b.WriteString("\n")
+	}
+	if len(s.Published) > 0 {
+		b.WriteString("Published (Java): " + strings.Join(s.Published, "; ") + "\n\n")
+	}
+	for _, e := range s.Expect {
+		who := e.Target
+		if who == "" {
+			who = "all"
+		}
+		fmt.Fprintf(&b, "- expected, %s: %s\n", who, e.Says)
+	}
+	fmt.Fprintf(&b, "\nBoard panels: %s.\n", strings.Join(quoted(s.Panels), ", "))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteHTML writes the report with charts.
+func WriteHTML(w io.Writer, res *Result) error {
+	s := res.Scenario
+	page := chart.Page{
+		Title:    s.Name + ": " + s.Title,
+		Subtitle: fmt.Sprintf("%s. %s", command(res), hostLine(res)),
+		Notes:    []string{strings.TrimSpace(s.Question)},
+	}
+	if len(s.Published) > 0 {
+		page.Notes = append(page.Notes, "Published (Java): "+strings.Join(s.Published, "; "))
+	}
+	for _, e := range s.Expect {
+		page.Notes = append(page.Notes, "Expected ("+cmp(e.Target, "all")+"): "+e.Says)
+	}
+	page.Notes = append(page.Notes, "Board panels: "+strings.Join(quoted(s.Panels), ", "))
+	var b chart.Builder
+	var tasksLabels []string
+	var tasksSeconds []float64
+	for _, p := range res.Phases {
+		sp := phaseSpec(s, p.Name)
+		t := TableOf(p)
+		sec := chart.Section{Title: p.Name + ": " + describe(sp), Head: t.Head, Rows: t.Rows}
+		if sp.Bound != nil {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("Bound: %s = %.0f requests/s.", sp.Bound.What, sp.Bound.RPS()))
+		}
+		if sp.Note != "" {
+			sec.Notes = append(sec.Notes, sp.Note)
+		}
+		if p.Loadtest != nil {
+			sec.Charts = b.HTTPCharts(p.Loadtest.Runs)
+		}
+		if p.Tasks != nil {
+			tasksLabels = append(tasksLabels, p.Name)
+			tasksSeconds = append(tasksSeconds, max(p.Tasks.ScaledSeconds, p.Tasks.ElapsedSeconds))
+		}
+		page.Sections = append(page.Sections, sec)
+	}
+	if len(tasksLabels) > 0 {
+		page.Sections = append(page.Sections, chart.Section{Title: "In-process tasks side by side",
+			Charts: []chart.Chart{b.Bars("Time for all jobs (scaled to the full count)", "s", tasksLabels, tasksSeconds)}})
+	}
+	return chart.Write(w, page)
+}
+
+func phaseSpec(s Scenario, name string) Phase {
+	for _, p := range s.Phases {
+		if p.Name == name {
+			return p
+		}
+	}
+	return Phase{Name: name}
+}
+
+// describe says what a phase sent, in one line.
+func describe(p Phase) string {
+	if t := p.Tasks; t != nil {
+		work := fmt.Sprintf("sleep %s", t.Sleep.D())
+		if t.Rounds > 0 {
+			work = fmt.Sprintf("%d SHA-256 rounds", t.Rounds)
+		}
+		who := "a goroutine each"
+		switch {
+		case t.Workers > 0:
+			who = fmt.Sprintf("a pool of %d workers", t.Workers)
+		case t.Workers < 0:
+			who = "a pool of GOMAXPROCS workers"
+		}
+		return fmt.Sprintf("%d jobs (%s) on %s", t.Jobs, work, who)
+	}
+	if p.Request == nil || p.Load == nil {
+		return ""
+	}
+	l := p.Load
+	shape := ""
+	switch l.Mode {
+	case "burst":
+		shape = fmt.Sprintf("burst of %d", l.Concurrency)
+	case "closed":
+		shape = fmt.Sprintf("closed, c=%d", l.Concurrency)
+	case "open":
+		shape = fmt.Sprintf("open, %.0f/s on at most %d connections", l.Rate, l.Concurrency)
+		if l.Ramp > 0 {
+			shape = fmt.Sprintf("open, %.0f→%.0f/s over %s on at most %d connections", l.RampFrom, l.Rate, l.Ramp.D(), l.Concurrency)
+		}
+	}
+	if l.Duration > 0 {
+		shape += ", " + l.Duration.D().String()
+	}
+	if l.Requests > 0 {
+		shape += fmt.Sprintf(", %d requests", l.Requests)
+	}
+	s := fmt.Sprintf("%s %s, %s", cmp(p.Request.Method, "GET"), p.Request.Path, shape)
+	if len(p.Env) > 0 {
+		s += " (" + envString(p.Env) + ")"
+	}
+	return s
+}
+
+func command(res *Result) string {
+	c := "make scenario NAME=" + res.Scenario.Name
+	if res.Quick {
+		c += " QUICK=1"
+	}
+	return c
+}
+
+func hostLine(res *Result) string {
+	h := res.Host
+	env := envString(res.Scenario.Env)
+	return fmt.Sprintf("%s, %d CPUs, %s, started %s; services with %s", h.Arch, h.CPUs, h.GoVersion,
+		res.StartedAt.Format("2006-01-02 15:04 UTC"), env)
+}
+
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = `"` + s + `"`
+	}
+	return out
+}

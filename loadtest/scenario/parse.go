@@ -1,0 +1,171 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/orderlab/orderlab/loadtest/report"
+)
+
+// Parse reads one scenario file (YAML) strictly: an unknown field is an
+// error. It validates the result.
+func Parse(data []byte) (Scenario, error) {
+	var s Scenario
+	dec := yaml.NewDecoder(bytes.NewReader(data), yaml.DisallowUnknownField())
+	if err := dec.Decode(&s); err != nil {
+		return Scenario{}, errors.New(yaml.FormatError(err, false, true))
+	}
+	return s, s.Validate()
+}
+
+// Validate reports every problem with s, each naming its place.
+func (s Scenario) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s.Name == "" || strings.ContainsAny(s.Name, " /") {
+		bad("name %q: want a file-name-like word", s.Name)
+	}
+	if s.Title == "" || s.Question == "" || s.Reproduces == "" {
+		bad("title, question and reproduces are required")
+	}
+	if len(s.Phases) == 0 {
+		bad("no phases")
+	}
+	http := false
+	for _, p := range s.Phases {
+		http = http || p.Tasks == nil
+	}
+	if http && len(s.Panels) == 0 {
+		bad("no panels: name the board panels to look at")
+	}
+	if http && len(s.Targets) == 0 {
+		bad("targets: an HTTP phase needs at least one")
+	}
+	for _, t := range s.Targets {
+		if !slices.Contains(Services, t) {
+			bad("targets: %q is not one of %v", t, Services)
+		}
+	}
+	errs = append(errs, s.validateEnv("env", s.Env)...)
+	seen := map[string]bool{}
+	for i, p := range s.Phases {
+		where := fmt.Sprintf("phases[%d] %q", i, p.Name)
+		if p.Name == "" || seen[p.Name] {
+			bad("%s: a phase needs a name of its own", where)
+		}
+		seen[p.Name] = true
+		errs = append(errs, s.validateEnv(where+".env", p.Env)...)
+		errs = append(errs, p.validate(where)...)
+	}
+	for i, e := range s.Expect {
+		where := fmt.Sprintf("expect[%d]", i)
+		if e.Says == "" {
+			bad("%s: says is required", where)
+		}
+		if e.Target != "" && !slices.Contains(s.Targets, e.Target) {
+			bad("%s: target %q is not among the targets", where, e.Target)
+		}
+		if e.Phase != "" && !seen[e.Phase] {
+			bad("%s: no phase %q", where, e.Phase)
+		}
+		if _, err := report.ParseSLO(e.SLO); err != nil {
+			bad("%s: slo: %v", where, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s Scenario) validateEnv(where string, env map[string]string) []error {
+	var errs []error
+	for name, v := range env {
+		k, ok := knob(name)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%s: %s is not a documented knob", where, name))
+			continue
+		}
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s: %s is empty", where, name))
+		}
+		if k.Services != nil && !slices.ContainsFunc(s.Targets, func(t string) bool { return slices.Contains(k.Services, t) }) {
+			errs = append(errs, fmt.Errorf("%s: %s applies to %v, none of them a target", where, name, k.Services))
+		}
+	}
+	return errs
+}
+
+func (p Phase) validate(where string) []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(where+": "+format, args...)) }
+	if p.Bound != nil && (p.Bound.Concurrency < 1 || p.Bound.Hold <= 0 || p.Bound.What == "") {
+		bad("bound needs concurrency, hold and what")
+	}
+	if p.Tasks != nil {
+		if p.Request != nil || p.Load != nil {
+			bad("a tasks phase has no request or load")
+		}
+		t := p.Tasks
+		if t.Jobs < 1 || t.Workers < -1 || (t.Sleep <= 0) == (t.Rounds <= 0) {
+			bad("tasks need jobs >= 1, workers >= -1 and exactly one of sleep and rounds")
+		}
+		return errs
+	}
+	if p.Request == nil || p.Load == nil {
+		bad("an HTTP phase needs request and load")
+		return errs
+	}
+	switch p.Request.Method {
+	case "", "GET", "POST":
+	default:
+		bad("method %q: want GET or POST", p.Request.Method)
+	}
+	u, err := url.Parse(p.Request.Path)
+	if err != nil || !strings.HasPrefix(p.Request.Path, "/") || u.Host != "" {
+		bad("path %q: want an absolute path with an optional query", p.Request.Path)
+	} else {
+		allowed, known := QueryParams[u.Path]
+		if !known {
+			bad("path %s: not an endpoint that takes load (%v)", u.Path, keys(QueryParams))
+		}
+		for q := range u.Query() {
+			if !slices.Contains(allowed, q) {
+				bad("path %s: query parameter %q is not one it reads (%v)", u.Path, q, allowed)
+			}
+		}
+		if (u.Path == "/orders") != (p.Request.Method == "POST") {
+			bad("POST goes to /orders, and /orders takes POST")
+		}
+	}
+	l := p.Load
+	switch l.Mode {
+	case "burst":
+	case "closed":
+		if l.Requests <= 0 && l.Duration <= 0 {
+			bad("a closed load needs requests or duration")
+		}
+	case "open":
+		if l.Rate <= 0 || (l.Requests <= 0 && l.Duration <= 0) {
+			bad("an open load needs a rate and requests or duration")
+		}
+	default:
+		bad("load.mode %q: want burst, closed or open", l.Mode)
+	}
+	if l.Concurrency < 1 || l.Concurrency > 19_000 {
+		bad("load.concurrency %d: want 1..19000 (the open-files limit)", l.Concurrency)
+	}
+	return errs
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,65 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+const valid = `
+name: t
+title: a test
+reproduces: nothing
+question: does it parse?
+targets: [unbounded, semaphore]
+env: {DB_MAX_CONNS: "20", LIMIT: "5"}
+phases:
+  - name: p
+    request: {path: "/work/db?delay=20ms"}
+    load: {mode: closed, concurrency: 500, duration: 30s}
+    bound: {concurrency: 20, hold: 20ms, what: pool}
+expect:
+  - target: unbounded
+    says: fast
+    slo: "p99<250ms"
+panels: [Goroutines]
+`
+
+func TestParseReadsAFile(t *testing.T) {
+	s, err := Parse([]byte(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Phases[0]
+	if p.Load.Duration.D() != 30*time.Second || p.Bound.RPS() != 1000 || s.Env["LIMIT"] != "5" {
+		t.Errorf("parsed %+v, load %+v, bound %+v", s, p.Load, p.Bound)
+	}
+	q := Quick(s)
+	if l := q.Phases[0].Load; l.Duration.D() != 2*time.Second || l.Concurrency != 50 {
+		t.Errorf("Quick load = %+v, want 2 s and 50 connections", l)
+	}
+	if s.Phases[0].Load.Concurrency != 500 {
+		t.Error("Quick changed the original")
+	}
+}
+
+func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"name: t", "name: t\ncolour: red", "colour"},
+		{`LIMIT: "5"`, `LIMITS: "5"`, "LIMITS is not a documented knob"},
+		{"targets: [unbounded, semaphore]", "targets: [unbounded, pipeline]", "LIMIT applies to [semaphore]"},
+		{"delay=20ms", "dealy=20ms", `query parameter "dealy"`},
+		{"/work/db?", "/work/disk?", "not an endpoint"},
+		{"mode: closed", "mode: sideways", "sideways"},
+		{"duration: 30s", "duration: 30", "duration"},
+		{`"p99<250ms"`, `"p99 about 250ms"`, "slo"},
+		{"target: unbounded", "target: pipeline", "not among the targets"},
+		{"concurrency: 500", "concurrency: 50000", "open-files"},
+		{"panels: [Goroutines]", "panels: []", "no panels"},
+	} {
+		_, err := Parse([]byte(strings.Replace(valid, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q -> %q: error %v, want one that mentions %q", c.from, c.to, err, c.want)
+		}
+	}
+}

@@ -1,0 +1,329 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/lab"
+	"github.com/orderlab/orderlab/loadtest/measure"
+	"github.com/orderlab/orderlab/loadtest/report"
+	"github.com/orderlab/orderlab/loadtest/tasks"
+)
+
+// Endpoint is a running service the runner did not start (the compose lab).
+type Endpoint struct {
+	URL        string // API base, e.g. http://127.0.0.1:8081
+	MetricsURL string // its /metrics
+}
+
+// Runner runs scenarios and writes their results.
+type Runner struct {
+	// BinDir holds the built services; the runner starts them on free
+	// loopback ports with each phase's env, against a database it creates
+	// on DatabaseURL's server and drops afterwards.
+	BinDir      string
+	DatabaseURL string
+	// Endpoints, when set, are used instead: the services are not started
+	// and the scenario's env is not applied (the runner says so).
+	Endpoints map[string]Endpoint
+	Out       string // results go to Out/<scenario>/<timestamp>.{json,md,html}
+	Quick     bool   // shorten every phase to seconds (see Quick)
+	Log       io.Writer
+	// Pause between targets (default 2 s, quick 200 ms); Scrape is the
+	// metrics interval (default 250 ms).
+	Pause, Scrape time.Duration
+}
+
+// Files are the paths a run wrote.
+type Files struct{ JSON, Markdown, HTML string }
+
+// Run runs s and writes its results. A phase that could not run stops the
+// scenario; the results so far are still written.
+func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
+	if r.Quick {
+		s = Quick(s)
+	}
+	if r.Log == nil {
+		r.Log = io.Discard
+	}
+	pause := r.Pause
+	if pause <= 0 {
+		pause = 2 * time.Second
+		if r.Quick {
+			pause = 200 * time.Millisecond
+		}
+	}
+	res := &Result{Schema: Schema, Scenario: s, Quick: r.Quick, Local: r.Endpoints == nil,
+		StartedAt: time.Now().UTC(), Host: report.New("", nil).Host}
+	stamp := res.StartedAt.Format("20060102T150405Z")
+	dir := filepath.Join(r.Out, s.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, Files{}, err
+	}
+	fmt.Fprintf(r.Log, "== %s: %s\n", s.Name, s.Title)
+	runErr := r.phases(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"))
+	res.Elapsed = time.Since(res.StartedAt).Round(time.Millisecond).Seconds()
+	files, err := write(dir, stamp, res)
+	return res, files, errors.Join(runErr, err)
+}
+
+func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
+	var db *lab.Database
+	defer func() {
+		if db != nil {
+			dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			err = errors.Join(err, db.Drop(dropCtx))
+			cancel()
+		}
+	}()
+	for _, p := range s.Phases {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pr := PhaseResult{Name: p.Name}
+		if p.Bound != nil {
+			pr.BoundRPS = p.Bound.RPS()
+		}
+		if p.Tasks != nil {
+			pr.Tasks = runTasks(*p.Tasks)
+			fmt.Fprintf(r.Log, "-- %s: %d jobs in %s\n", p.Name, pr.Tasks.Jobs, report.FormatSeconds(pr.Tasks.ElapsedSeconds))
+			res.Phases = append(res.Phases, pr)
+			continue
+		}
+		pr.Env = merged(s.Env, p.Env)
+		if r.Endpoints == nil && db == nil {
+			if err := checkConnections(ctx, r.DatabaseURL, s, r.Log); err != nil {
+				return err
+			}
+			if db, err = lab.CreateDatabase(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
+				return err
+			}
+		}
+		if r.Endpoints != nil && len(pr.Env) > 0 {
+			fmt.Fprintf(r.Log, "   not starting services: set %s on them yourself\n", envString(pr.Env))
+		}
+		rep := report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
+		pr.Loadtest = rep
+		for i, name := range s.Targets {
+			if i > 0 && !sleep(ctx, pause) {
+				break
+			}
+			if err := r.target(ctx, s, p, name, pr.Env, db, logDir, rep); err != nil {
+				res.Phases = append(res.Phases, pr)
+				return fmt.Errorf("phase %s: %w", p.Name, err)
+			}
+		}
+		res.Phases = append(res.Phases, pr)
+	}
+	return nil
+}
+
+// target runs phase p against one service and appends the run to rep.
+// Locally the service is started for this run alone, with env, and stopped
+// after it: the other services hold no connections and no CPU meanwhile,
+// and every run starts from a fresh process (a clean RSS baseline).
+func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, env map[string]string,
+	db *lab.Database, logDir string, rep *report.Report) error {
+	ep, ok := r.Endpoints[name]
+	if r.Endpoints == nil {
+		fmt.Fprintf(r.Log, "   starting %s with %s\n", name, envString(env))
+		running, err := lab.Start(ctx, lab.Config{BinDir: r.BinDir, Services: []string{name}, Env: env,
+			Database: db.URL, LogDir: logDir})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := running.Stop(); err != nil {
+				fmt.Fprintf(r.Log, "   stopping %s: %v\n", name, err)
+			}
+		}()
+		svc := running.Services[0]
+		ep, ok = Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL}, true
+	}
+	if !ok {
+		return fmt.Errorf("no endpoint for target %s (-target %s=URL)", name, name)
+	}
+	slo, err := report.ParseSLO(sloOf(s, p.Name, name))
+	if err != nil {
+		return err
+	}
+	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL}, configOf(p, ep.URL),
+		measure.Options{ScrapeInterval: cmp(r.Scrape, 250*time.Millisecond), SLO: slo})
+	if run.Name != "" {
+		rep.Runs = append(rep.Runs, run)
+		fmt.Fprintf(r.Log, "-- %s %s: %.0f req/s, %d ok, %d rejected, %d errors in %s\n",
+			p.Name, name, run.Throughput, run.Succeeded, run.Rejected, run.Errors, report.FormatSeconds(run.ElapsedSeconds))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// checkConnections waits (at most a minute) until Postgres can give one
+// service its pool, and fails when it cannot: starved of connections a
+// service answers 500s, and the figures would measure the shared database,
+// not the model. Phases that never touch the pool need one connection
+// (readiness) and a spare.
+func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.Writer) error {
+	need := 0
+	for _, p := range s.Phases {
+		if p.Tasks != nil {
+			continue
+		}
+		pool := 0
+		if u, err := url.Parse(p.Request.Path); err == nil && (u.Path == "/orders" || u.Path == "/work/db") {
+			env := merged(s.Env, p.Env)
+			if pool, err = strconv.Atoi(cmp(env["DB_MAX_CONNS"], "20")); err != nil {
+				return fmt.Errorf("DB_MAX_CONNS %q: %w", env["DB_MAX_CONNS"], err)
+			}
+		}
+		need = max(need, pool+2)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		free, err := lab.FreeConnections(ctx, adminURL)
+		if err != nil {
+			return err
+		}
+		if free >= need {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres has %d free connections and a service of %s needs %d: "+
+				"stop other users of the server (make run, tests) or raise max_connections", free, s.Name, need)
+		}
+		fmt.Fprintf(log, "   waiting for Postgres connections: %d free, %d needed\n", free, need)
+		if !sleep(ctx, 5*time.Second) {
+			return ctx.Err()
+		}
+	}
+}
+
+// configOf turns a phase into a loadtest configuration against base.
+func configOf(p Phase, base string) attack.Config {
+	l := p.Load
+	cfg := attack.Config{
+		Mode:        attack.Mode(l.Mode),
+		Target:      attack.Target{Method: cmp(p.Request.Method, "GET"), URL: strings.TrimRight(base, "/") + p.Request.Path},
+		Concurrency: l.Concurrency,
+		Requests:    l.Requests,
+		Duration:    l.Duration.D(),
+		Timeout:     cmp(l.Timeout.D(), 30*time.Second),
+		Retries:     5,
+		Warmup:      l.Warmup == nil || *l.Warmup,
+	}
+	if l.Retries > 0 {
+		cfg.Retries = l.Retries
+	}
+	if cfg.Mode != attack.ModeBurst {
+		cfg.Warmup, cfg.Retries = false, 0
+	}
+	if cfg.Target.Method == "POST" {
+		cfg.Target.Body = attack.OrderBody
+	}
+	if cfg.Mode == attack.ModeOpen {
+		if l.Ramp > 0 {
+			cfg.Pacer = attack.RampPacer{From: l.RampFrom, To: l.Rate, Ramp: l.Ramp.D()}
+		} else {
+			cfg.Pacer = attack.ConstantPacer{Rate: l.Rate}
+		}
+	}
+	return cfg
+}
+
+// sloOf joins the SLO terms of the expectations that apply to target in phase.
+func sloOf(s Scenario, phase, target string) string {
+	var terms []string
+	for _, e := range s.Expect {
+		if e.SLO != "" && (e.Target == "" || e.Target == target) && (e.Phase == "" || e.Phase == phase) {
+			terms = append(terms, e.SLO)
+		}
+	}
+	return strings.Join(terms, ",")
+}
+
+// runTasks runs an in-process tasks phase.
+func runTasks(t Tasks) *TasksResult {
+	job := tasks.Sleep(t.Sleep.D())
+	if t.Rounds > 0 {
+		job = tasks.SHA256Chain(t.Rounds)
+	}
+	var st tasks.Stats
+	if t.Workers == 0 {
+		st = tasks.Goroutines(t.Jobs, job)
+	} else {
+		st = tasks.Pool(max(t.Workers, 0), t.Jobs, job)
+	}
+	tr := &TasksResult{Stats: st, ElapsedSeconds: st.Elapsed.Seconds()}
+	if t.ScaleTo > t.Jobs {
+		tr.ScaledSeconds = tr.ElapsedSeconds * float64(t.ScaleTo) / float64(t.Jobs)
+	}
+	if t.Sleep > 0 {
+		rounds := 1.0
+		if st.Workers > 0 {
+			rounds = math.Ceil(float64(max(t.ScaleTo, t.Jobs)) / float64(st.Workers))
+		}
+		tr.BoundSeconds = rounds * t.Sleep.D().Seconds()
+	}
+	return tr
+}
+
+func merged(a, b map[string]string) map[string]string {
+	m := maps.Clone(a)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, b)
+	return m
+}
+
+func envString(env map[string]string) string {
+	if len(env) == 0 {
+		return "the defaults"
+	}
+	parts := make([]string, 0, len(env))
+	for _, k := range keys(env) {
+		parts = append(parts, k+"="+env[k])
+	}
+	return strings.Join(parts, " ")
+}
+
+var notWord = regexp.MustCompile(`[^a-z0-9]+`)
+
+// dbNameOf is the scenario's database: orderlab_scn_<name>.
+func dbNameOf(name string) string {
+	return "orderlab_scn_" + strings.Trim(notWord.ReplaceAllString(strings.ToLower(name), "_"), "_")
+}
+
+func cmp[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// sleep waits d unless ctx ends first, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

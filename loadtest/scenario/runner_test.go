@@ -1,0 +1,152 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testDatabaseURL is the Postgres the test may CREATE DATABASE on.
+func testDatabaseURL() string {
+	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+}
+
+// buildServices builds the three services into a temporary directory.
+func buildServices(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", dir+"/", "./services/unbounded", "./services/semaphore", "./services/pipeline")
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the services: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// TestRunnerRunsAQuickScenarioEndToEnd starts the three real services
+// against a scenario database on the real Postgres, runs pool-starvation in
+// quick mode (POST /orders through the pool, the semaphore and the
+// pipeline), and checks the JSON, Markdown and HTML it wrote; then opens the
+// HTML in headless Chromium and checks that every chart rendered.
+func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
+	bin := buildServices(t)
+	data, err := os.ReadFile("../scenarios/pool-starvation.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out := t.TempDir()
+	r := &Runner{BinDir: bin, DatabaseURL: testDatabaseURL(), Out: out, Quick: true, Log: testWriter{t}}
+	res, files, err := r.Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	f, err := os.Open(files.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var back Result
+	if err := json.NewDecoder(f).Decode(&back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Schema != Schema || !back.Quick || len(back.Phases) != 1 || back.Phases[0].Loadtest == nil {
+		t.Fatalf("JSON: schema %q quick %v phases %d", back.Schema, back.Quick, len(back.Phases))
+	}
+	if env := back.Phases[0].Env; env["DB_MAX_CONNS"] != "5" || env["REQUEST_TIMEOUT"] != "2s" {
+		t.Errorf("JSON env = %v, want the scenario's knobs, pools capped at 5 (quick)", env)
+	}
+	runs := back.Phases[0].Loadtest.Runs
+	if len(runs) != 3 {
+		t.Fatalf("JSON has %d runs, want one per service", len(runs))
+	}
+	for i, want := range []string{"unbounded", "semaphore", "pipeline"} {
+		r := runs[i]
+		if r.Name != want || r.Succeeded == 0 || r.Status["201"] == 0 {
+			t.Errorf("run %d: %s with %d successes, status %v; want %s with 201s", i, r.Name, r.Succeeded, r.Status, want)
+		}
+		if r.Server == nil || len(r.Server.Samples) < 3 || r.Server.PeakGoroutines == 0 || r.Server.Samples[len(r.Server.Samples)-1].Orders == 0 {
+			t.Errorf("%s: want several metric samples with goroutines and committed orders, got %+v", r.Name, r.Server)
+		}
+	}
+	if res.Phases[0].BoundRPS != 400 {
+		t.Errorf("bound = %v, want 20 / 50 ms = 400", res.Phases[0].BoundRPS)
+	}
+
+	md, err := os.ReadFile(files.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| service | time | rps | of bound |", "| unbounded |", "| pipeline |", "make scenario NAME=pool-starvation QUICK=1", "**400/s**"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	html, err := os.ReadFile(files.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(html), "<script src=") || strings.Contains(string(html), "go-echarts.github.io") {
+		t.Error("the HTML links a script: it must inline ECharts and work offline")
+	}
+	charts := checkChartsRender(t, files.HTML, strings.TrimSuffix(files.HTML, ".html")+".png")
+	if charts < 10 {
+		t.Errorf("%d charts rendered, want the percentiles and every metric over time", charts)
+	}
+	if _, err := os.Stat(filepath.Join(out, s.Name)); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestRunnerRunsInProcessTasks runs the quick hundred-thousand-tasks
+// scenario, which starts no service.
+func TestRunnerRunsInProcessTasks(t *testing.T) {
+	data, err := os.ReadFile("../scenarios/hundred-thousand-tasks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{Out: t.TempDir(), Quick: true}
+	res, files, err := r.Run(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Phases) != 3 {
+		t.Fatalf("%d phases", len(res.Phases))
+	}
+	g, p8 := res.Phases[0].Tasks, res.Phases[1].Tasks
+	if g.Jobs != 1000 || g.PeakGoroutines < 500 {
+		t.Errorf("goroutines phase: %+v, want 1000 jobs on about as many goroutines", g)
+	}
+	// 128 jobs of 50 ms on 8 workers: 16 rounds, 0.8 s; scaled to 100,000: 625 s.
+	if p8.Jobs != 128 || p8.ElapsedSeconds < 0.8 || p8.ScaledSeconds < 625 || p8.BoundSeconds != 625 {
+		t.Errorf("pool-8 phase: %+v, want 128 jobs in >= 0.8 s, scaled and bound 625 s", p8)
+	}
+	if _, err := os.Stat(files.HTML); err != nil {
+		t.Error(err)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

@@ -1,0 +1,116 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+)
+
+// Scenario is one file of the catalog.
+type Scenario struct {
+	Name       string `yaml:"name" json:"name"`             // the file's base name, e.g. burst-1000
+	Title      string `yaml:"title" json:"title"`           // one line
+	Reproduces string `yaml:"reproduces" json:"reproduces"` // the experiment or pitfall of REFERENCE.md
+	Question   string `yaml:"question" json:"question"`     // what the scenario answers
+	// Published holds the Java figures the scenario is compared with.
+	Published []string `yaml:"published" json:"published"`
+	// Targets are services by name: unbounded, semaphore, pipeline.
+	Targets []string `yaml:"targets" json:"targets"`
+	// Env is set on every service at start; a phase may add to it.
+	Env    map[string]string `yaml:"env" json:"env"`
+	Phases []Phase           `yaml:"phases" json:"phases"`
+	Expect []Expectation     `yaml:"expect" json:"expect"`
+	// Panels are titles of panels on the Grafana board to look at.
+	Panels []string `yaml:"panels" json:"panels"`
+	// Benchmark names the Go benchmark that measures the same thing.
+	Benchmark string `yaml:"benchmark,omitempty" json:"benchmark,omitempty"`
+}
+
+// Phase is one load shape, run against every target in turn (HTTP), or one
+// in-process run of background jobs (Tasks).
+type Phase struct {
+	Name string `yaml:"name" json:"name"`
+	// Env is added to the scenario's env. Locally each target runs in a
+	// service started for the run alone, with this env.
+	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	Request *Request          `yaml:"request,omitempty" json:"request,omitempty"`
+	Load    *Load             `yaml:"load,omitempty" json:"load,omitempty"`
+	Tasks   *Tasks            `yaml:"tasks,omitempty" json:"tasks,omitempty"`
+	Bound   *Bound            `yaml:"bound,omitempty" json:"bound,omitempty"`
+	Note    string            `yaml:"note,omitempty" json:"note,omitempty"`
+}
+
+// Request is what each request of a phase asks for.
+type Request struct {
+	Method string `yaml:"method" json:"method"` // GET (default) or POST (a generated order)
+	Path   string `yaml:"path" json:"path"`     // with query parameters, e.g. /work/db?delay=20ms
+}
+
+// Load is the shape of an HTTP phase (see loadtest's modes).
+type Load struct {
+	Mode        string   `yaml:"mode" json:"mode"`               // burst, closed, open
+	Concurrency int      `yaml:"concurrency" json:"concurrency"` // burst: requests; closed: workers; open: most connections
+	Requests    int64    `yaml:"requests,omitempty" json:"requests,omitempty"`
+	Duration    Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Rate        float64  `yaml:"rate,omitempty" json:"rate,omitempty"`           // open: requests per second
+	RampFrom    float64  `yaml:"ramp_from,omitempty" json:"ramp_from,omitempty"` // open: start of a linear ramp to Rate
+	Ramp        Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
+	Timeout     Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"` // per request; default 30 s
+	Warmup      *bool    `yaml:"warmup,omitempty" json:"warmup,omitempty"`   // burst; default true
+	Retries     int      `yaml:"retries,omitempty" json:"retries,omitempty"` // burst: refused-connection retries; default 5
+}
+
+// Tasks is an in-process phase: Jobs background jobs on a goroutine each
+// (Workers 0) or on a fixed pool (Workers > 0; -1 means GOMAXPROCS).
+type Tasks struct {
+	Workers int      `yaml:"workers" json:"workers"`
+	Jobs    int      `yaml:"jobs" json:"jobs"`
+	Sleep   Duration `yaml:"sleep,omitempty" json:"sleep,omitempty"`   // each job waits this long, or
+	Rounds  int      `yaml:"rounds,omitempty" json:"rounds,omitempty"` // chains this many SHA-256 hashes
+	// ScaleTo reports the time scaled to this many jobs, for a pool whose
+	// full run would take too long (exact: a fixed pool is linear).
+	ScaleTo int `yaml:"scale_to,omitempty" json:"scale_to,omitempty"`
+}
+
+// Bound is the Little's-law bound of a phase: Concurrency / Hold requests
+// per second (a pool of 20 held 20 ms each: 1000/s).
+type Bound struct {
+	Concurrency int      `yaml:"concurrency" json:"concurrency"`
+	Hold        Duration `yaml:"hold" json:"hold"`
+	What        string   `yaml:"what" json:"what"` // e.g. "pool 20 / 20 ms"
+}
+
+// RPS is the bound in requests per second.
+func (b Bound) RPS() float64 {
+	if b.Hold <= 0 {
+		return 0
+	}
+	return float64(b.Concurrency) / time.Duration(b.Hold).Seconds()
+}
+
+// Expectation is what a target should show, in words and, where a number
+// is claimed, as loadtest SLO terms (p99<250ms, errors<1%, rps>=950, ...).
+type Expectation struct {
+	Target string `yaml:"target" json:"target"`                   // a service, or "" for all
+	Phase  string `yaml:"phase,omitempty" json:"phase,omitempty"` // "" for every HTTP phase
+	Says   string `yaml:"says" json:"says"`
+	SLO    string `yaml:"slo,omitempty" json:"slo,omitempty"`
+}
+
+// Duration is a time.Duration written as "20ms" in the files.
+type Duration time.Duration
+
+// UnmarshalText reads a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", b, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes the duration as "20ms".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// D is the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }

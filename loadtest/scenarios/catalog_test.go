@@ -1,0 +1,105 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/orderlab/orderlab/loadtest/scenario"
+)
+
+func TestEveryScenarioParsesAndValidates(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	if !slices.Equal(names, Order) {
+		t.Errorf("catalog = %v, want the ten of issue 5 in order %v", names, Order)
+	}
+	if _, err := Get("no-such-scenario"); err == nil {
+		t.Error("Get(no-such-scenario) did not fail")
+	}
+}
+
+func TestEveryPanelIsOnTheBoard(t *testing.T) {
+	boards, _ := filepath.Glob("../../grafana/dashboards/*.json")
+	if len(boards) == 0 {
+		t.Log("no board JSON in grafana/dashboards: panel titles not checked")
+		return
+	}
+	titles := map[string]bool{}
+	for _, b := range boards {
+		data, err := os.ReadFile(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var board struct{ Panels []panel }
+		if err := json.Unmarshal(data, &board); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		collect(board.Panels, titles)
+	}
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		for _, p := range s.Panels {
+			if !titles[p] {
+				t.Errorf("%s: panel %q is not on the board", s.Name, p)
+			}
+		}
+	}
+}
+
+type panel struct {
+	Title  string  `json:"title"`
+	Panels []panel `json:"panels"`
+}
+
+func collect(ps []panel, into map[string]bool) {
+	for _, p := range ps {
+		into[p.Title] = true
+		collect(p.Panels, into)
+	}
+}
+
+// TestEveryKnobIsDocumented checks the scenario package's knob list against
+// the Knobs table of README.md, both ways: a scenario can set only what the
+// README documents, and a documented knob is one scenarios may set.
+func TestEveryKnobIsDocumented(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "## Knobs")
+	if !ok {
+		t.Fatal("README.md has no Knobs section")
+	}
+	table, _, _ = strings.Cut(table, "\n## ")
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)`").FindAllStringSubmatch(table, -1) {
+		documented[m[1]] = true
+	}
+	runner := map[string]bool{"DATABASE_URL": true, "HTTP_ADDR": true, "ADMIN_ADDR": true, "STARTUP_TIMEOUT": true,
+		"OTEL_EXPORTER_OTLP_ENDPOINT": true, "OTEL_EXPORTER_OTLP_PROTOCOL": true, "OTEL_SERVICE_NAME": true}
+	for _, k := range scenario.Knobs {
+		if !documented[k.Name] {
+			t.Errorf("knob %s is not in README.md's Knobs table", k.Name)
+		}
+		delete(documented, k.Name)
+	}
+	for k := range documented {
+		if !runner[k] {
+			t.Errorf("README.md documents %s, which scenario.Knobs does not list", k)
+		}
+	}
+}
