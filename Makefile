@@ -55,6 +55,16 @@ vulncheck: $(BIN)/govulncheck ## govulncheck (online DB, or an offline snapshot 
 .PHONY: tools
 tools: $(BIN)/promtool $(BIN)/prometheus ## install promtool and prometheus into ./bin
 
+# The scenario report test renders its HTML in headless Chromium (Debian's
+# chromium package). As root, install it; otherwise say how.
+.PHONY: chromium
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -n "$$CHROMIUM" ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the report test"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else echo "make test needs Chromium: 'sudo apt-get install -y chromium chromium-driver', or set CHROMIUM to a Chrome/Chromium binary"; exit 1; fi; }
+
 ## ---- build, run, test ----
 .PHONY: build
 build: ## build the three services and loadtest into ./bin
@@ -65,7 +75,7 @@ pgcheck:
 	@$(GO) run ./services/internal/testdb/pgcheck
 
 .PHONY: test
-test: $(BIN)/promtool $(BIN)/prometheus pgcheck rules-test ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
+test: $(BIN)/promtool $(BIN)/prometheus chromium pgcheck rules-test ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
 	$(GO) vet ./...
 	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus $(GO) test -race -count=1 -timeout 20m ./...
 
