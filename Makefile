@@ -160,7 +160,7 @@ e2e-jaeger: $(BIN)/jaeger ## make e2e, plus a real Jaeger with the compose confi
 
 ## ---- scenarios (issue 5) ----
 # make scenario NAME=pool-starvation [QUICK=1]; make scenarios [QUICK=1].
-# Results: results/<scenario>/<timestamp>.{json,md,html} (see docs/results.md).
+# Results: results/<scenario>/<timestamp>.{json,md,html} (see README.md, Results).
 SCENARIO_ARGS ?=
 SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -out results -bin $(BIN) -db '$(DATABASE_URL)' $(SCENARIO_ARGS)
 
