@@ -336,7 +336,8 @@ func poolPanels() []cog.Builder[dashboard.Panel] {
 		).Min(0).Max(1),
 
 		series("Waiting acquires", units.Short, 8,
-			"Mean number of goroutines queued in the pool, by Little's law: total seconds waited per second of wall time (L = λW) from the acquire-wait histogram. Dashed, right axis: acquires that gave up at their deadline (canceled) per second.",
+			"Goroutines inside pgxpool.Acquire at each scrape (orderlab_db_pool_acquires_in_progress), and their mean over the interval by Little's law: total seconds waited per second of wall time (L = λW) from the acquire-wait histogram. Dashed, right axis: acquires that gave up at their deadline (canceled) per second.",
+			query(`orderlab_db_pool_acquires_in_progress{job=~"$service"}`, "{{job}} waiting now"),
 			query(`histogram_sum(sum by (job) (rate(orderlab_db_pool_acquire_wait_seconds{job=~"$service"}[$__rate_interval])))`, "{{job}} waiting (mean)"),
 			query(`sum by (job) (rate(orderlab_db_pool_canceled_acquires_total{job=~"$service"}[$__rate_interval]))`, "{{job}} canceled/s"),
 		).OverrideByRegexp(".* canceled/s", append(dashed(), dashboard.DynamicConfigValue{Id: "custom.axisPlacement", Value: "right"}, dashboard.DynamicConfigValue{Id: "unit", Value: units.OpsPerSecond})),

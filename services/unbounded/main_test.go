@@ -28,6 +28,16 @@ func TestPoolWaitRisesUnderConcurrency(t *testing.T) {
 
 	const n = 10 // five rounds of two 100ms holds
 	var wg sync.WaitGroup
+	// Watch the queue in front of the pool while the requests run.
+	var peakWaiting float64
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for range 20 {
+			peakWaiting = max(peakWaiting, apptest.Value(inst.Metrics(), "orderlab_db_pool_acquires_in_progress", nil))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	for range n {
 		wg.Go(func() {
 			r, err := inst.Do("GET", "/work/db?delay=100ms", "", nil, nil)
@@ -37,6 +47,13 @@ func TestPoolWaitRisesUnderConcurrency(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	<-sampled
+	if peakWaiting < 2 {
+		t.Errorf("peak acquires in progress = %v, want several goroutines queued for 2 connections", peakWaiting)
+	}
+	if v := apptest.Value(inst.Metrics(), "orderlab_db_pool_acquires_in_progress", nil); v != 0 {
+		t.Errorf("acquires in progress after the load = %v, want 0", v)
+	}
 
 	after := inst.Metrics()
 	waited := apptest.Value(after, "orderlab_db_pool_acquire_wait_seconds", nil) -

@@ -289,6 +289,7 @@ var SharedFamilies = []string{
 	"orderlab_db_pool_empty_acquire_wait_seconds_total",
 	"orderlab_db_pool_acquire_wait_seconds",
 	"orderlab_db_pool_connection_hold_seconds",
+	"orderlab_db_pool_acquires_in_progress",
 	"go_goroutines",
 	"go_threads",
 	"process_resident_memory_bytes",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exaring/otelpgx"
@@ -26,6 +27,10 @@ type poolTracer struct {
 	*otelpgx.Tracer
 	wait *prometheus.HistogramVec
 	hold prometheus.Histogram
+	// acquiring counts goroutines inside pgxpool.Acquire now: under
+	// starvation, the queue in front of the pool.
+	acquiring    atomic.Int64
+	acquiringDsc *prometheus.Desc
 
 	mu   sync.Mutex
 	held map[*pgx.Conn]time.Time
@@ -57,6 +62,8 @@ func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 			"Time from acquiring a pooled connection to releasing it.",
 			waitBuckets)),
 		held: make(map[*pgx.Conn]time.Time),
+		acquiringDsc: prometheus.NewDesc("orderlab_db_pool_acquires_in_progress",
+			"Goroutines waiting in pgxpool.Acquire now (for an idle or a new connection).", nil, nil),
 	}
 }
 
@@ -69,6 +76,7 @@ var waitBuckets = []float64{
 
 // TraceAcquireStart implements pgxpool.AcquireTracer.
 func (t *poolTracer) TraceAcquireStart(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireStartData) context.Context {
+	t.acquiring.Add(1)
 	ctx = context.WithValue(ctx, acquireStartKey{}, time.Now())
 	return t.Tracer.TraceAcquireStart(ctx, pool, data)
 }
@@ -76,6 +84,7 @@ func (t *poolTracer) TraceAcquireStart(ctx context.Context, pool *pgxpool.Pool, 
 // TraceAcquireEnd implements pgxpool.AcquireTracer.
 func (t *poolTracer) TraceAcquireEnd(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireEndData) {
 	now := time.Now()
+	t.acquiring.Add(-1)
 	if start, ok := ctx.Value(acquireStartKey{}).(time.Time); ok {
 		outcome := "ok"
 		switch {
@@ -110,10 +119,12 @@ func (t *poolTracer) TraceRelease(_ *pgxpool.Pool, data pgxpool.TraceReleaseData
 func (t *poolTracer) Describe(ch chan<- *prometheus.Desc) {
 	t.wait.Describe(ch)
 	t.hold.Describe(ch)
+	ch <- t.acquiringDsc
 }
 
 // Collect implements prometheus.Collector.
 func (t *poolTracer) Collect(ch chan<- prometheus.Metric) {
 	t.wait.Collect(ch)
 	t.hold.Collect(ch)
+	ch <- prometheus.MustNewConstMetric(t.acquiringDsc, prometheus.GaugeValue, float64(t.acquiring.Load()))
 }
