@@ -43,6 +43,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	}
 	pc.MaxConns = cfg.MaxConns
 	pc.MinConns = cfg.MinConns
+	// A deadline that passes mid-query closes that connection (pgx's
+	// default). pgconn.CancelRequestContextWatcherHandler would keep it, but
+	// holds it 100ms more after each cancel to avoid canceling the next
+	// query: under starvation that costs the pool more than a reconnect.
 	healthCfg := pc.ConnConfig.Copy()
 
 	conn, err := connectWithRetry(ctx, healthCfg, cfg.StartupTimeout, log)
@@ -205,9 +209,18 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time
 		err = fmt.Errorf("insert orders: %w", cerr)
 	}
 	if err != nil {
-		return nil, err
+		return nil, deadline(ctx, err)
 	}
 	return results, nil
+}
+
+// deadline reports a query that the server canceled because ctx ended as
+// ctx's error, which is what it is: the request ran out of time.
+func deadline(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%w (%v)", cerr, err)
+	}
+	return err
 }
 
 func readBatch(br pgx.BatchResults, ns []order.Request, delay time.Duration) ([]Result, error) {
@@ -265,7 +278,7 @@ func (s *Store) HoldConnection(ctx context.Context, d time.Duration) error {
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, "SELECT pg_sleep($1)", d.Seconds()); err != nil {
-		return fmt.Errorf("pg_sleep: %w", err)
+		return deadline(ctx, fmt.Errorf("pg_sleep: %w", err))
 	}
 	return nil
 }
@@ -282,7 +295,7 @@ func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
 		return order.Order{}, order.ErrNotFound
 	}
 	if err != nil {
-		return order.Order{}, fmt.Errorf("select order: %w", err)
+		return order.Order{}, deadline(ctx, fmt.Errorf("select order: %w", err))
 	}
 	return o, nil
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -84,5 +85,25 @@ func TestGetOrderNotFound(t *testing.T) {
 	st := open(t, testdb.New(t))
 	if _, err := st.GetOrder(context.Background(), 42); err != order.ErrNotFound {
 		t.Errorf("GetOrder(42) = %v, want ErrNotFound", err)
+	}
+}
+
+// A deadline that passes mid-query ends the query at once, is reported as
+// the deadline (the request ran out of time, not the database), and the
+// pool serves the next request.
+func TestDeadlineMidQuery(t *testing.T) {
+	st := open(t, testdb.New(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := st.HoldConnection(ctx, 5*time.Second)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("HoldConnection past its deadline = %v, want context.DeadlineExceeded", err)
+	}
+	if waited := time.Since(start); waited > 3*time.Second {
+		t.Errorf("the canceled query returned after %s", waited)
+	}
+	if err := st.HoldConnection(context.Background(), time.Millisecond); err != nil {
+		t.Fatalf("the next request: %v", err)
 	}
 }
