@@ -154,6 +154,9 @@ func TestLab(t *testing.T) {
 		targets := boardTargets(boards)
 		evaluated := 0
 		for _, tg := range targets {
+			// A query may be NaN for one service (0/0: semaphore's acquires
+			// never wait), but one that is NaN for every service draws nothing.
+			finite := 0
 			for _, svc := range serviceValues(tg) {
 				expr := substitute(tg.Expr, svc)
 				samples, err := api.query(ctx, expr, now)
@@ -164,6 +167,14 @@ func TestLab(t *testing.T) {
 				case len(samples) == 0:
 					t.Errorf("%s / %q %s ($service=%s): no series\n  %s", tg.Board, tg.Panel, tg.RefID, svc, expr)
 				}
+				for _, s := range samples {
+					if !math.IsNaN(s.Value) && !math.IsInf(s.Value, 0) {
+						finite++
+					}
+				}
+			}
+			if finite == 0 {
+				t.Errorf("%s / %q %s: only NaN or Inf values for every service\n  %s", tg.Board, tg.Panel, tg.RefID, tg.Expr)
 			}
 		}
 		t.Logf("%d panel queries evaluated (%d targets)", evaluated, len(targets))
@@ -384,20 +395,35 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("load-run annotations", func(t *testing.T) {
-		posted, auth := grafana.posted()
-		// One region per run: a POST at its start, a PATCH at its end.
-		if len(posted) < 2 {
-			t.Fatalf("loadtest posted %d annotation calls to GRAFANA_URL, want a start and an end per run", len(posted))
-		}
-		for i, a := range posted {
-			if tags, ok := a["tags"].([]any); ok && !slices.Contains(tags, any("loadtest")) {
-				t.Errorf("annotation %v: tags %v lack %q, which the board's \"Load runs\" query selects", a, tags, "loadtest")
+		// One region per run: a tagged POST at its start, and a PATCH of the
+		// id it got back, with timeEnd, at its end.
+		calls := grafana.recorded()
+		ended := map[string]bool{}
+		for _, c := range calls {
+			if c.Method == http.MethodPatch && c.Body["timeEnd"] != nil {
+				ended[c.ID] = true
 			}
-			if !strings.HasPrefix(auth[i], "Basic ") {
-				t.Errorf("annotation %d posted without the credentials of GRAFANA_URL", i)
+			if !strings.HasPrefix(c.Auth, "Basic ") {
+				t.Errorf("%s annotation %s sent without the credentials of GRAFANA_URL", c.Method, c.ID)
 			}
 		}
-		t.Logf("%d annotations posted", len(posted))
+		runs := 0
+		for _, c := range calls {
+			if c.Method != http.MethodPost {
+				continue
+			}
+			runs++
+			if tags, _ := c.Body["tags"].([]any); !slices.Contains(tags, any("loadtest")) {
+				t.Errorf("annotation %s: tags %v lack %q, which the board's \"Load runs\" query selects", c.ID, c.Body["tags"], "loadtest")
+			}
+			if !ended[c.ID] {
+				t.Errorf("annotation %s was opened but never closed with timeEnd", c.ID)
+			}
+		}
+		if runs < len(services) {
+			t.Fatalf("%d load runs marked on the board, want one per service (%d)", runs, len(services))
+		}
+		t.Logf("%d load runs marked, each a region", runs)
 	})
 }
 

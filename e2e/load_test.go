@@ -52,13 +52,20 @@ func runLoad(ctx context.Context, t *testing.T, loadtest string, s *labService, 
 	t.Logf("loadtest %s:\n%s", s.name, out)
 }
 
-// fakeGrafana records the annotations loadtest posts (POST /api/annotations).
+// fakeGrafana records the annotation calls loadtest makes: a POST
+// /api/annotations at the start of a run, a PATCH /api/annotations/{id} at
+// its end.
 type fakeGrafana struct {
 	URL string
 
-	mu          sync.Mutex
-	annotations []map[string]any
-	auth        []string
+	mu    sync.Mutex
+	calls []annotationCall
+}
+
+// annotationCall is one request to the fake Grafana.
+type annotationCall struct {
+	Method, ID, Auth string
+	Body             map[string]any
 }
 
 func newFakeGrafana(t *testing.T) *fakeGrafana {
@@ -77,20 +84,18 @@ func newFakeGrafana(t *testing.T) *fakeGrafana {
 			return
 		}
 		g.mu.Lock()
-		g.annotations = append(g.annotations, a)
-		g.auth = append(g.auth, r.Header.Get("Authorization"))
-		n := len(g.annotations)
+		id := strconv.Itoa(len(g.calls) + 1)
+		g.calls = append(g.calls, annotationCall{Method: r.Method, ID: id, Auth: r.Header.Get("Authorization"), Body: a})
 		g.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(bytes.TrimSpace([]byte(`{"id":` + strconv.Itoa(n) + `,"message":"Annotation added"}`))) //nolint:errcheck // test server
+		w.Write(bytes.TrimSpace([]byte(`{"id":` + id + `,"message":"Annotation added"}`))) //nolint:errcheck // test server
 	})
 	mux.HandleFunc("PATCH /api/annotations/{id}", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var a map[string]any
 		json.Unmarshal(body, &a) //nolint:errcheck // recorded as is
 		g.mu.Lock()
-		g.annotations = append(g.annotations, a)
-		g.auth = append(g.auth, r.Header.Get("Authorization"))
+		g.calls = append(g.calls, annotationCall{Method: r.Method, ID: r.PathValue("id"), Auth: r.Header.Get("Authorization"), Body: a})
 		g.mu.Unlock()
 		w.Write([]byte(`{"message":"Annotation patched"}`)) //nolint:errcheck // test server
 	})
@@ -100,8 +105,8 @@ func newFakeGrafana(t *testing.T) *fakeGrafana {
 	return g
 }
 
-func (g *fakeGrafana) posted() ([]map[string]any, []string) {
+func (g *fakeGrafana) recorded() []annotationCall {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]map[string]any(nil), g.annotations...), append([]string(nil), g.auth...)
+	return append([]annotationCall(nil), g.calls...)
 }
