@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -150,6 +151,9 @@ func (c *command) parse(args []string) (*plan, error) {
 	if c.scrape <= 0 {
 		return nil, usagef("scrape", "must be positive")
 	}
+	if c.pause < 0 {
+		return nil, usagef("pause", "must not be negative")
+	}
 	if c.jsonOut == "-" && c.md {
 		return nil, usagef("md", "cannot share stdout with -json -")
 	}
@@ -201,6 +205,9 @@ func (c *command) config(set map[string]bool) (attack.Config, error) {
 			}
 			return cfg, usagef("n", "must be at least 1")
 		}
+		if set["c"] {
+			return cfg, usagef("c", "not with -mode burst: -n is both the burst size and the connections")
+		}
 		if c.retries < 0 {
 			return cfg, usagef("retries", "must not be negative")
 		}
@@ -223,14 +230,17 @@ func (c *command) config(set map[string]bool) (attack.Config, error) {
 		if !open {
 			break
 		}
-		if c.rate <= 0 {
+		if !(c.rate > 0) || math.IsInf(c.rate, 0) { // NaN compares false
 			return cfg, usagef("rate", "required, requests per second > 0")
 		}
 		if c.ramp < 0 {
 			return cfg, usagef("ramp", "must not be negative")
 		}
-		if c.rampFrom < 0 {
-			return cfg, usagef("ramp-from", "must not be negative")
+		if !(c.rampFrom >= 0) || math.IsInf(c.rampFrom, 0) {
+			return cfg, usagef("ramp-from", "must be a rate >= 0")
+		}
+		if set["ramp-from"] && c.ramp == 0 {
+			return cfg, usagef("ramp-from", "needs -ramp: without a ramp the rate is -rate from the start")
 		}
 		cfg.Pacer = attack.ConstantPacer{Rate: c.rate}
 		if c.ramp > 0 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -183,6 +184,14 @@ func TestUsageErrorsNameTheFlagAndExitTwo(t *testing.T) {
 		{[]string{"compare", "-mode", "sideways"}, "-mode"},
 		{[]string{"compare", "-metrics", "nobody=http://127.0.0.1:1/"}, "-metrics"},
 		{[]string{"compare", "justaurl"}, "name=URL"},
+		{[]string{"open", "-rate", "10", "-ramp-from", "5", "http://127.0.0.1:1/"}, "-ramp-from"},
+		{[]string{"open", "-rate", "NaN", "http://127.0.0.1:1/"}, "-rate"},
+		{[]string{"open", "-rate", "+Inf", "http://127.0.0.1:1/"}, "-rate"},
+		{[]string{"open", "-rate", "10", "-ramp", "1s", "-ramp-from", "NaN", "http://127.0.0.1:1/"}, "-ramp-from"},
+		{[]string{"compare", "-mode", "burst", "-n", "10", "-c", "5"}, "-c"},
+		{[]string{"compare", "-pause", "-1s"}, "-pause"},
+		{[]string{"closed", "-slo", "errors<NaN%", "http://127.0.0.1:1/"}, "-slo"},
+		{[]string{"closed", "-slo", "rps>Inf", "http://127.0.0.1:1/"}, "-slo"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -195,5 +204,31 @@ func TestOpenFilesLimitStopsBeforeStarting(t *testing.T) {
 	code, _, stderr := runCLI(t, "closed", "-c", "2000000000", "-n", "1", "http://127.0.0.1:1/")
 	if code != exitFail || !strings.Contains(stderr, "open-files limit") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestOpenStallAtTheEndMissesTheSLO is the reviewer's case, scaled down: a
+// server that stalls from the middle of the window until after its end.
+// The requests due meanwhile are drained after the window and measured from
+// their due times, so the p99 bound is missed; the errors bound, written
+// with spaces, is met (none was left unsent).
+func TestOpenStallAtTheEndMissesTheSLO(t *testing.T) {
+	var n, first, stallUntil atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		first.CompareAndSwap(0, time.Now().UnixNano())
+		if n.Add(1) == 150 { // due at 300 ms; the window closes at 600 ms
+			stallUntil.Store(first.Load() + int64(800*time.Millisecond))
+		}
+		time.Sleep(time.Until(time.Unix(0, stallUntil.Load())))
+	}))
+	defer s.Close()
+	out := filepath.Join(t.TempDir(), "open.json")
+	code, _, stderr := runCLI(t, "open", "-rate", "500", "-c", "1", "-d", "600ms", "-json", out, "-slo", "p99<100ms,errors < 1 %", s.URL+"/")
+	if code != exitFail || !strings.Contains(stderr, "SLO missed: 127.0.0.1") || !strings.Contains(stderr, "p99<100ms") || strings.Contains(stderr, "errors") {
+		t.Errorf("exit %d, stderr %q; want the p99 bound missed", code, stderr)
+	}
+	run := readReport(t, out).Runs[0]
+	if run.Unsent != 0 || run.Sent != 300 || run.Late < 149 {
+		t.Errorf("sent %d, unsent %d, late %d; want 300 sent, none unsent, >= 149 late", run.Sent, run.Unsent, run.Late)
 	}
 }

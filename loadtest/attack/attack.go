@@ -45,16 +45,26 @@ type Config struct {
 	// the pool grows on demand up to it.
 	Concurrency int
 	Requests    int64         // closed, open: stop after this many requests (0: no bound)
-	Duration    time.Duration // closed, open: send no request after this long (0: no bound)
+	Duration    time.Duration // closed: send no request after this long; open: the window requests fall due in (0: no bound)
 	Pacer       Pacer         // open: when each request is due
-	Timeout     time.Duration // per request; 0 means none
-	Retries     int           // retries of a refused connection, with jittered backoff
-	Warmup      bool          // burst: an untimed round of the same size first
-	Client      ClientKind    // default ClientFast
-	AllowRemote bool          // allow targets outside the loopback interface
+	// Timeout bounds each request (0: none). In an open run it also
+	// bounds the drain after Duration: requests due within the window but
+	// still waiting for a connection are sent for at most Timeout after it.
+	Timeout     time.Duration
+	Retries     int        // retries of a refused connection, with jittered backoff
+	Warmup      bool       // burst: an untimed round of the same size first
+	Client      ClientKind // default ClientFast
+	AllowRemote bool       // allow targets outside the loopback interface
 	// Transport, when set, replaces the HTTP client Client names, e.g.
 	// a ClientFunc-based fake in tests. Run does not close it.
 	Transport Transport
+	// OnRelease, when set, is called once, just before the measured
+	// requests start: in a burst after the warm-up round, in closed and open
+	// runs before the first request. It is where a caller takes its
+	// baseline (a metrics scrape, an annotation) so that the warm-up is not
+	// part of it. It runs on Run's goroutine; the measured time starts after
+	// it returns.
+	OnRelease func()
 }
 
 // Validate reports the first problem with c, naming the setting.
@@ -182,15 +192,30 @@ func (a *Attack) Run(ctx context.Context) (*Result, error) {
 		res.Elapsed = last.Sub(start)
 	}
 	if a.cfg.Mode == ModeOpen {
-		due := a.cfg.Requests
-		if a.cfg.Duration > 0 {
-			if n := DueBefore(a.cfg.Pacer, a.cfg.Duration); due == 0 || n < due {
-				due = n
-			}
-		}
-		res.Unsent = max(0, due-res.Sent-res.Canceled)
+		res.Unsent = a.unsent(res, start, ctx.Err() != nil)
+		res.Late += res.Unsent // they waited for a connection too, and never got one
 	}
 	return res, ctx.Err()
+}
+
+// unsent counts the requests of an open run that fell due and were neither
+// sent nor canceled: those due within the window (or, when the run was
+// interrupted, before it stopped) that were still waiting for a connection
+// when the drain after the window gave up.
+func (a *Attack) unsent(res *Result, start time.Time, interrupted bool) int64 {
+	due, horizon := a.cfg.Requests, a.cfg.Duration
+	if interrupted {
+		// Only what fell due before the interruption, not the rest of the schedule.
+		if e := time.Since(start); horizon <= 0 || e < horizon {
+			horizon = e
+		}
+	}
+	if horizon > 0 {
+		if n := DueBefore(a.cfg.Pacer, horizon); due == 0 || n < due {
+			due = n
+		}
+	}
+	return max(0, due-res.Sent-res.Canceled)
 }
 
 // Progress is a live view of a run.
@@ -228,6 +253,13 @@ func (a *Attack) Progress() Progress {
 }
 
 func (a *Attack) markStarted(t time.Time) { a.started.Store(t.UnixNano()) }
+
+// released calls Config.OnRelease, if any.
+func (a *Attack) released() {
+	if a.cfg.OnRelease != nil {
+		a.cfg.OnRelease()
+	}
+}
 
 // worker is one goroutine's state: its client, its recorder and scratch
 // buffers for the request it is about to send.

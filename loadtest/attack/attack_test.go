@@ -203,3 +203,110 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenRunDrainsRequestsDueBeforeTheEnd stalls the server from the 60th
+// request until well after the 600 ms window has closed. With two
+// connections, the requests due in the rest of the window wait in the
+// client: they must be sent after the stall and measured from their due
+// times (late, and slow), not dropped as unsent with the stall unseen.
+//
+// The bounds hold on any machine: the stall ends at least 800 ms after the
+// start, every request is due before 600 ms, and no request after the two
+// stalled ones can be written before the stall ends.
+func TestOpenRunDrainsRequestsDueBeforeTheEnd(t *testing.T) {
+	var n atomic.Int64
+	var first, stallUntil atomic.Int64 // unix nanoseconds
+	s, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		first.CompareAndSwap(0, now.UnixNano())
+		if n.Add(1) == 60 {
+			stallUntil.Store(first.Load() + int64(800*time.Millisecond))
+		}
+		if d := time.Until(time.Unix(0, stallUntil.Load())); d > 0 {
+			time.Sleep(d)
+		}
+	}))
+	res := run(t, Config{Mode: ModeOpen, Concurrency: 2, Duration: 600 * time.Millisecond, Pacer: ConstantPacer{Rate: 200},
+		Target: Target{URL: s.URL}, Timeout: 10 * time.Second})
+	const due, afterStall = 120, 120 - 62
+	if res.Unsent != 0 || res.Sent != due || res.Status[200] != due {
+		t.Fatalf("sent %d (200s %d), unsent %d; want all %d due in the window sent", res.Sent, res.Status[200], res.Unsent, due)
+	}
+	if res.Late < afterStall {
+		t.Errorf("late = %d, want >= %d (every request due during the stall)", res.Late, afterStall)
+	}
+	var slow int64 // successes with a corrected latency over 200 ms
+	for _, b := range res.Success.Distribution() {
+		if b.From >= 200_000 {
+			slow += b.Count
+		}
+	}
+	if slow < afterStall {
+		t.Errorf("%d successes with corrected latency > 200ms, want >= %d: the stall is hidden", slow, afterStall)
+	}
+}
+
+// TestOpenRunGivesUpTimeoutAfterTheEnd: a server that never answers in
+// time. The drain after the window stops after -timeout; what is still
+// waiting then is unsent, and unsent requests are late as well.
+func TestOpenRunGivesUpTimeoutAfterTheEnd(t *testing.T) {
+	var n atomic.Int64
+	s, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 10 {
+			select { // stuck until the client gives up on it
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		}
+	}))
+	res := run(t, Config{Mode: ModeOpen, Concurrency: 1, Duration: 300 * time.Millisecond, Pacer: ConstantPacer{Rate: 100},
+		Target: Target{URL: s.URL}, Timeout: 100 * time.Millisecond})
+	if res.Sent+res.Unsent != 30 || res.Unsent == 0 || res.Errors["timeout"] == 0 {
+		t.Fatalf("sent %d, unsent %d, errors %v; want 30 in all, some timed out, some unsent", res.Sent, res.Unsent, res.Errors)
+	}
+	if res.Late < res.Unsent {
+		t.Errorf("late %d < unsent %d: an unsent request waited for a connection too", res.Late, res.Unsent)
+	}
+}
+
+// TestInterruptedOpenRunCountsOnlyWhatFellDue cancels an hour-long run
+// after 300 ms: the rest of the hour's schedule was never due.
+func TestInterruptedOpenRunCountsOnlyWhatFellDue(t *testing.T) {
+	s, _ := newServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	a, err := New(Config{Mode: ModeOpen, Concurrency: 4, Duration: time.Hour, Pacer: ConstantPacer{Rate: 100}, Target: Target{URL: s.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := a.Run(ctx)
+	if err != context.DeadlineExceeded || res == nil {
+		t.Fatalf("err %v", err)
+	}
+	// 100/s for 300 ms is 30 requests; an hour would be 360,000.
+	if res.Unsent > 100 {
+		t.Errorf("unsent %d after an interruption at 300 ms: the rest of the schedule counted", res.Unsent)
+	}
+}
+
+// TestOnReleaseRunsAfterTheWarmUp: a burst calls OnRelease once, after the
+// warm-up round and before the timed one.
+func TestOnReleaseRunsAfterTheWarmUp(t *testing.T) {
+	var served, atRelease atomic.Int64
+	var calls atomic.Int64
+	s, _ := newServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
+	res := run(t, Config{Mode: ModeBurst, Concurrency: 10, Warmup: true, Target: Target{URL: s.URL},
+		OnRelease: func() { calls.Add(1); atRelease.Store(served.Load()) }})
+	if res.Status[200] != 10 || calls.Load() != 1 || atRelease.Load() != 10 {
+		t.Errorf("200s %d, OnRelease called %d times with %d requests served; want 10, once, 10 (the warm-up)",
+			res.Status[200], calls.Load(), atRelease.Load())
+	}
+	for _, mode := range []Mode{ModeClosed, ModeOpen} {
+		calls.Store(0)
+		run(t, Config{Mode: mode, Concurrency: 1, Requests: 3, Pacer: ConstantPacer{Rate: 1000}, Target: Target{URL: s.URL},
+			OnRelease: func() { calls.Add(1) }})
+		if calls.Load() != 1 {
+			t.Errorf("%s: OnRelease called %d times, want once", mode, calls.Load())
+		}
+	}
+}

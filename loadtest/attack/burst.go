@@ -30,6 +30,7 @@ func (a *Attack) burst(ctx context.Context, tr Transport) time.Time {
 	if ctx.Err() != nil {
 		return time.Now()
 	}
+	a.released() // after the warm-up: a baseline taken here leaves it out
 	return release(workers, func(w *worker, at time.Time) {
 		w.fire(ctx, w.rec, at, false)
 	}, a.markStarted)

@@ -10,6 +10,7 @@ import (
 // closed runs Concurrency workers in request loops until the request count
 // or the duration is used up, and returns the start time.
 func (a *Attack) closed(ctx context.Context, tr Transport) time.Time {
+	a.released()
 	start := time.Now()
 	a.markStarted(start)
 	end := start.Add(a.cfg.Duration)

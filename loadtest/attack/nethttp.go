@@ -17,6 +17,7 @@ type stdTransport struct {
 	tr     *http.Transport
 	method string
 	url    string
+	host   string // the Host header to send; empty: the URL's
 	header http.Header
 }
 
@@ -33,11 +34,15 @@ func newStdTransport(ctx context.Context, cfg TransportConfig, d *dialer) *stdTr
 		method = http.MethodGet
 	}
 	return &stdTransport{
-		ctx:    ctx,
-		client: &http.Client{Transport: tr, Timeout: cfg.Timeout},
+		ctx: ctx,
+		// A redirect is an answer like any other: following it would send
+		// a second request the run does not count, to a URL it did not ask.
+		client: &http.Client{Transport: tr, Timeout: cfg.Timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		tr:     tr,
 		method: method,
 		url:    cfg.URL.String(),
+		host:   cfg.Header.Get("Host"),
 		header: cfg.Header,
 	}
 }
@@ -68,7 +73,12 @@ func (c *stdClient) Do(req *Request) (int, error) {
 	for k, v := range c.t.header {
 		r.Header[k] = v
 	}
-	r.Header.Set("User-Agent", "orderlab-loadtest")
+	if c.t.host != "" {
+		r.Host = c.t.host // net/http sends r.Host and ignores a Host in r.Header
+	}
+	if r.Header.Get("User-Agent") == "" {
+		r.Header.Set("User-Agent", "orderlab-loadtest")
+	}
 	if req.Body != nil {
 		r.Header.Set("Content-Type", "application/json")
 	}

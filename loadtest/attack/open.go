@@ -19,10 +19,22 @@ import (
 // starts with one worker and grows, up to Concurrency, whenever a worker
 // goes to send and no other is waiting for the next request, so a fast
 // target keeps few connections and a stalled one gets as many as allowed.
+//
+// When the window closes, requests that fell due within it and are still
+// waiting for a connection are not dropped: the workers drain them, each
+// measured from its due time, for at most Timeout after the end. What is
+// left then has waited longer than a request may take, and is counted
+// unsent (see [Attack.Run]), which the report counts as errors: a stall at
+// the end of the run shows either in the latencies or as errors.
 func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
+	a.released()
 	start := time.Now().Add(time.Millisecond) // lets the first worker be on time
 	a.markStarted(start)
 	end := start.Add(a.cfg.Duration)
+	var giveUp time.Time // zero: drain without a bound (no timeout, or no window)
+	if a.cfg.Duration > 0 && a.cfg.Timeout > 0 {
+		giveUp = end.Add(a.cfg.Timeout)
+	}
 	limit := a.cfg.Requests
 	if limit <= 0 {
 		limit = math.MaxInt64
@@ -50,8 +62,11 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 				}
 				due := start.Add(a.cfg.Pacer.Due(i))
 				now := time.Now()
-				if a.cfg.Duration > 0 && (!due.Before(end) || !now.Before(end)) {
-					return // past the schedule, or the window closed with requests unsent
+				if a.cfg.Duration > 0 && !due.Before(end) {
+					return // past the schedule
+				}
+				if !giveUp.IsZero() && !now.Before(giveUp) {
+					return // drained as long as allowed; the rest is unsent
 				}
 				late := now.After(due)
 				if !late {

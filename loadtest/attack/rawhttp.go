@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -35,12 +36,21 @@ func newRawTransport(ctx context.Context, cfg TransportConfig, d *dialer) *rawTr
 	if method == "" {
 		method = http.MethodGet
 	}
+	// A Host or User-Agent among the extra headers replaces the generated
+	// one: HTTP/1.1 allows one Host line (a server answers two with 400).
+	host := cfg.URL.Host
+	if v := cfg.Header.Get("Host"); v != "" {
+		host = v
+	}
 	var h bytes.Buffer
-	fmt.Fprintf(&h, "%s %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: orderlab-loadtest\r\n", method, cfg.URL.RequestURI(), cfg.URL.Host)
-	_ = cfg.Header.Write(&h)
+	fmt.Fprintf(&h, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, cfg.URL.RequestURI(), host)
+	if cfg.Header.Get("User-Agent") == "" {
+		h.WriteString("User-Agent: orderlab-loadtest\r\n")
+	}
+	_ = cfg.Header.WriteSubset(&h, map[string]bool{"Host": true})
 	return &rawTransport{
 		ctx:     ctx,
-		addr:    hostPort(cfg.URL.Host),
+		addr:    dialAddr(cfg.URL),
 		dial:    d,
 		timeout: cfg.Timeout,
 		head:    h.Bytes(),
@@ -288,10 +298,12 @@ func (c *rawClient) discardChunked() error {
 	}
 }
 
-// hostPort adds port 80 to a URL host that has none.
-func hostPort(host string) string {
-	if _, _, err := net.SplitHostPort(host); err == nil {
-		return host
+// dialAddr is the host and port to dial for u: its port, or 80 when it
+// names none. An IPv6 literal ("[::1]") is bracketed once, not twice.
+func dialAddr(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
 	}
-	return net.JoinHostPort(host, "80")
+	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -159,3 +159,85 @@ func TestPostSendsAnOrderAndAnIdempotencyKey(t *testing.T) {
 		})
 	}
 }
+
+// TestHostHeaderReplacesTheURLHost: -H 'Host: …' (and 'User-Agent: …')
+// take the generated header's place. With two Host lines Go's server
+// answers 400; net/http's client ignores a Host in the header map.
+func TestHostHeaderReplacesTheURLHost(t *testing.T) {
+	for _, kind := range []ClientKind{ClientFast, ClientNetHTTP} {
+		t.Run(string(kind), func(t *testing.T) {
+			s, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Host != "orders.example" || r.UserAgent() != "probe/1" || len(r.Header.Values("User-Agent")) != 1 {
+					t.Errorf("Host %q, User-Agent %q", r.Host, r.Header.Values("User-Agent"))
+				}
+			}))
+			u, _ := url.Parse(s.URL + "/")
+			tr, err := NewTransport(context.Background(), TransportConfig{Kind: kind, URL: u, Conns: 1,
+				Header: http.Header{"Host": {"orders.example"}, "User-Agent": {"probe/1"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			c := tr.NewClient()
+			defer c.Close()
+			if st, err := c.Do(&Request{}); err != nil || st != 200 {
+				t.Errorf("status %d, %v; want 200 (one Host header)", st, err)
+			}
+		})
+	}
+}
+
+// TestRedirectsAreAnswersNotFollowed: a 302 is the answer to the request
+// sent; following it would send a second, uncounted request.
+func TestRedirectsAreAnswersNotFollowed(t *testing.T) {
+	for _, kind := range []ClientKind{ClientFast, ClientNetHTTP} {
+		t.Run(string(kind), func(t *testing.T) {
+			var followed atomic.Int64
+			s, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/elsewhere" {
+					followed.Add(1)
+					return
+				}
+				http.Redirect(w, r, "/elsewhere", http.StatusFound)
+			}))
+			c := newTestTransport(t, kind, s.URL+"/work/db?delay=20ms", "GET").NewClient()
+			defer c.Close()
+			if st, err := c.Do(&Request{}); err != nil || st != http.StatusFound || followed.Load() != 0 {
+				t.Errorf("status %d, %v, redirect followed %d times; want 302 and none", st, err, followed.Load())
+			}
+		})
+	}
+}
+
+func TestDialAddrAddsTheDefaultPortOnce(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://[::1]/":          "[::1]:80",
+		"http://[::1]:8081/":     "[::1]:8081",
+		"http://127.0.0.1/":      "127.0.0.1:80",
+		"http://127.0.0.1:9091/": "127.0.0.1:9091",
+		"http://localhost/x":     "localhost:80",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dialAddr(u); got != want {
+			t.Errorf("dialAddr(%s) = %q, want %q", raw, got, want)
+		}
+	}
+	// And end to end: the fast client reaches a server on [::1].
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	s.Listener.Close()
+	s.Listener = l
+	s.Start()
+	defer s.Close()
+	c := newTestTransport(t, ClientFast, s.URL+"/", "GET").NewClient()
+	defer c.Close()
+	if st, err := c.Do(&Request{}); err != nil || st != 200 {
+		t.Errorf("[::1]: status %d, %v", st, err)
+	}
+}

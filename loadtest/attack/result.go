@@ -16,8 +16,8 @@ type Result struct {
 	Sent     int64         // requests that got an answer or an error
 	Status   map[int]int64 // answers per HTTP status code
 	Errors   map[string]int64
-	Late     int64 // open: requests due while no worker was free to send them
-	Unsent   int64 // open: requests due within the run that were never sent
+	Late     int64 // open: requests due while no worker was free to send them, Unsent included
+	Unsent   int64 // open: requests due within the run that were never sent, not even in the drain after it
 	Retries  int64 // refused connections retried (burst)
 	Canceled int64 // requests abandoned because the run was canceled
 

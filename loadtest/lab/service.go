@@ -28,14 +28,11 @@ type Service struct {
 // start launches bin with env on two free loopback ports and returns once
 // it answers /readyz, or an error when it exits or ready passes first.
 func start(ctx context.Context, name, bin, dbURL string, env map[string]string, logFile *os.File, ready time.Duration) (*Service, error) {
-	httpAddr, err := freeAddr()
+	addrs, err := freeAddrs(2, listenLoopback)
 	if err != nil {
 		return nil, err
 	}
-	adminAddr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
+	httpAddr, adminAddr := addrs[0], addrs[1]
 	cmd := exec.Command(bin)
 	cmd.Env = append(baseEnv(), "DATABASE_URL="+dbURL, "HTTP_ADDR="+httpAddr, "ADMIN_ADDR="+adminAddr)
 	keys := make([]string, 0, len(env))
@@ -116,15 +113,30 @@ func (s *Service) stop(grace time.Duration) error {
 	return nil
 }
 
-// freeAddr asks the kernel for a free loopback port.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+// freeAddrs asks listen for n free loopback ports. It holds every listener
+// until all n are chosen: a port released before the next is picked may be
+// handed out again. (The ports are free only until the service binds them;
+// nothing closes that window short of passing the listeners down.)
+func freeAddrs(n int, listen func() (net.Listener, error)) ([]string, error) {
+	addrs := make([]string, 0, n)
+	held := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range held {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := listen()
+		if err != nil {
+			return nil, err
+		}
+		held = append(held, l)
+		addrs = append(addrs, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return addrs, nil
 }
+
+func listenLoopback() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
 // binPath is dir/name, checked to exist.
 func binPath(dir, name string) (string, error) {

@@ -35,28 +35,41 @@ type Options struct {
 }
 
 // Run attacks cfg.Target.URL as cfg says, scraping t.MetricsURL before,
-// during and after, and returns the run. When ctx is canceled the partial
-// run is returned with ctx's error.
+// during and after, and returns the run. The baseline scrape and the start
+// of the annotation are taken when the measured requests are released
+// (attack.Config.OnRelease), so that a burst's warm-up round is not part of
+// the server-side figures. When ctx is canceled the partial run is returned
+// with ctx's error.
 func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.Run, error) {
-	a, err := attack.New(cfg)
-	if err != nil {
-		return report.Run{}, err
-	}
 	if opt.ScrapeInterval <= 0 {
 		opt.ScrapeInterval = time.Second
 	}
-	var watch *scrape.Watcher
-	if t.MetricsURL != "" {
-		watch = scrape.Watch(context.WithoutCancel(ctx), scrape.Scraper{URL: t.MetricsURL}, opt.ScrapeInterval)
+	var (
+		watch   *scrape.Watcher
+		mark    annotate.Run // zero until released; End ignores a zero Run
+		release = cfg.OnRelease
+	)
+	cfg.OnRelease = func() {
+		if t.MetricsURL != "" {
+			watch = scrape.Watch(context.WithoutCancel(ctx), scrape.Scraper{URL: t.MetricsURL}, opt.ScrapeInterval)
+		}
+		var err error
+		mark, err = opt.Annotate.Start(ctx, fmt.Sprintf("loadtest %s %s", cfg.Mode, cfg.Target.URL), string(cfg.Mode), t.Name)
+		if err != nil && opt.Log != nil {
+			fmt.Fprintf(opt.Log, "loadtest: %v\n", err)
+		}
+		if release != nil {
+			release()
+		}
+	}
+	a, err := attack.New(cfg)
+	if err != nil {
+		return report.Run{}, err
 	}
 	var wg sync.WaitGroup
 	progCtx, stopProgress := context.WithCancel(ctx)
 	if opt.Progress != nil {
 		wg.Go(func() { report.ShowProgress(progCtx, opt.Progress, t.Name, a.Progress, time.Second) })
-	}
-	mark, err := opt.Annotate.Start(ctx, fmt.Sprintf("loadtest %s %s", cfg.Mode, cfg.Target.URL), string(cfg.Mode), t.Name)
-	if err != nil && opt.Log != nil {
-		fmt.Fprintf(opt.Log, "loadtest: %v\n", err)
 	}
 	cpu0 := cpuTime()
 	res, runErr := a.Run(ctx)
@@ -66,15 +79,15 @@ func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.
 	if err := opt.Annotate.End(context.WithoutCancel(ctx), mark); err != nil && opt.Log != nil {
 		fmt.Fprintf(opt.Log, "loadtest: %v\n", err)
 	}
-	if res == nil {
-		return report.Run{}, runErr
-	}
 	var series *scrape.Series
 	if watch != nil {
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		s := watch.Stop(stopCtx)
 		cancel()
 		series = &s
+	}
+	if res == nil {
+		return report.Run{}, runErr
 	}
 	name := t.Name
 	if name == "" {

@@ -20,7 +20,7 @@ func WriteDetail(w io.Writer, r Run) error {
 	p.f("  errors    refused %d  reset %d  timeout %d  other %d\n",
 		r.ErrorClasses["refused"], r.ErrorClasses["reset"], r.ErrorClasses["timeout"], r.ErrorClasses["other"])
 	if s.Mode == "open" {
-		p.f("  schedule  late %d (due while every connection was busy)  unsent %d (due but never sent)\n", r.Late, r.Unsent)
+		p.f("  schedule  late %d (due while every connection was busy)  unsent %d (due but never sent; counted as errors)\n", r.Late, r.Unsent)
 	}
 	if r.Retries > 0 || r.WarmupErrors > 0 || r.Canceled > 0 {
 		p.f("  also      %d refused connections retried, %d warm-up errors, %d canceled\n", r.Retries, r.WarmupErrors, r.Canceled)

@@ -111,10 +111,10 @@ type Run struct {
 	Throughput     float64          `json:"throughput_rps"`
 	Status         map[string]int64 `json:"status"`
 	ErrorClasses   map[string]int64 `json:"error_classes"`
-	ErrorRate      float64          `json:"error_rate"`     // (errors + other 4xx/5xx) / sent
-	RejectionRate  float64          `json:"rejection_rate"` // rejected / sent
-	Late           int64            `json:"late"`
-	Unsent         int64            `json:"unsent"`
+	ErrorRate      float64          `json:"error_rate"`     // (errors + other 4xx/5xx + unsent) / (sent + unsent)
+	RejectionRate  float64          `json:"rejection_rate"` // rejected / (sent + unsent)
+	Late           int64            `json:"late"`           // open: due while every connection was busy, unsent included
+	Unsent         int64            `json:"unsent"`         // open: due within the run, still unsent -timeout after it
 	Retries        int64            `json:"retries"`
 	Canceled       int64            `json:"canceled"`
 	WarmupErrors   int64            `json:"warmup_errors"`
@@ -180,9 +180,12 @@ func FromResult(name, url string, cfg attack.Config, res *attack.Result, series 
 	for _, c := range attack.ErrClasses {
 		r.ErrorClasses[c.String()] = res.Errors[c.String()]
 	}
-	if r.Sent > 0 {
-		r.ErrorRate = float64(r.Errors+failed) / float64(r.Sent)
-		r.RejectionRate = float64(r.Rejected) / float64(r.Sent)
+	// An open run's unsent requests waited longer than the timeout for a
+	// connection (see attack.Attack.Run): they count as failed, out of
+	// every request that fell due.
+	if due := r.Sent + r.Unsent; due > 0 {
+		r.ErrorRate = float64(r.Errors+failed+r.Unsent) / float64(due)
+		r.RejectionRate = float64(r.Rejected) / float64(due)
 	}
 	var err error
 	l := &r.Latency

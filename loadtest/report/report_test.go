@@ -139,7 +139,11 @@ func TestParseSLO(t *testing.T) {
 			t.Errorf("bound %d = %+v, want %+v", i, slo[i], want[i])
 		}
 	}
-	for _, bad := range []string{"p99", "p98<1s", "p99<fast", "errors<x%", "<1s", "errors<-1"} {
+	if slo, err := ParseSLO("errors < 1 %, rejections<=2.5 %"); err != nil || len(slo) != 2 || slo[0].Value != 0.01 || slo[1].Value != 0.025 {
+		t.Errorf("spaced percentages: %v, %v", slo, err)
+	}
+	for _, bad := range []string{"p99", "p98<1s", "p99<fast", "errors<x%", "<1s", "errors<-1",
+		"errors<NaN", "errors<NaN%", "rejections<Inf", "errors<+Inf%", "rps>NaN", "rps<inf", "rps>-Inf"} {
 		if _, err := ParseSLO(bad); err == nil {
 			t.Errorf("ParseSLO(%q): no error", bad)
 		}
@@ -188,5 +192,29 @@ func TestTablesShowEveryRun(t *testing.T) {
 	}
 	if err := WriteDetail(&detail, run); err != nil || !strings.Contains(detail.String(), "success, uncorrected") || !strings.Contains(detail.String(), "late 4") {
 		t.Errorf("detail %v:\n%s", err, detail.String())
+	}
+}
+
+// TestUnsentRequestsFailTheErrorBound: an open run whose server stalled at
+// the end left requests unsent even after the drain. They waited longer
+// than the timeout, so they are errors out of every request due, and an
+// errors bound sees them.
+func TestUnsentRequestsFailTheErrorBound(t *testing.T) {
+	res := attack.NewResult()
+	res.Mode = attack.ModeOpen
+	res.Status[200], res.Sent, res.Unsent, res.Late = 400, 400, 197, 197
+	for range 400 {
+		_ = res.Success.RecordValue(1000)
+	}
+	run, err := FromResult("x", "http://127.0.0.1/", sampleConfig(), res, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 197.0 / 597; run.ErrorRate != want {
+		t.Errorf("error rate %v, want unsent/(sent+unsent) = %v", run.ErrorRate, want)
+	}
+	slo, _ := ParseSLO("p99<100ms,errors<1%")
+	if ev := slo.Evaluate(run); ev[0].Met != true || ev[1].Met != false {
+		t.Errorf("evaluations %+v; want the errors bound missed", ev)
 	}
 }

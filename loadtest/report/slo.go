@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -10,8 +11,9 @@ import (
 // SLO is a list of bounds a run must meet, parsed from text such as
 // "p99<250ms,errors<1%". Latency bounds (p50, p90, p99, p99.9, p99.99,
 // max, mean) apply to the corrected latency of successes; errors and
-// rejections are shares of the requests sent, as a percentage or a
-// fraction; rps is the answers per second.
+// rejections are shares of the requests due (sent, plus an open run's
+// unsent ones, which count as errors), as a percentage or a fraction; rps
+// is the answers per second. Bounds are finite numbers.
 type SLO []Bound
 
 // Bound is one term of an SLO.
@@ -51,7 +53,7 @@ func ParseSLO(s string) (SLO, error) {
 			b.Value = d.Seconds()
 		case b.Metric == "errors" || b.Metric == "rejections":
 			if p, ok := strings.CutSuffix(rest, "%"); ok {
-				b.Value, err = strconv.ParseFloat(p, 64)
+				b.Value, err = strconv.ParseFloat(strings.TrimSpace(p), 64)
 				b.Value /= 100
 			} else {
 				b.Value, err = strconv.ParseFloat(rest, 64)
@@ -61,7 +63,7 @@ func ParseSLO(s string) (SLO, error) {
 		default:
 			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections or rps)", term, b.Metric)
 		}
-		if err != nil || b.Value < 0 {
+		if err != nil || b.Value < 0 || math.IsNaN(b.Value) || math.IsInf(b.Value, 0) {
 			return nil, fmt.Errorf("%q: bad value %q", term, rest)
 		}
 		slo = append(slo, b)

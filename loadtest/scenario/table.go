@@ -17,7 +17,7 @@ type Table struct {
 
 // httpHead are the columns of an HTTP phase.
 var httpHead = []string{"service", "time", "rps", "of bound", "p50", "p99", "p99.9", "max",
-	"ok", "rejected", "errors", "goroutines", "threads", "RSS", "RSS/conn", "pool wait p99", "expectation"}
+	"ok", "rejected", "errors", "goroutines", "threads", "RSS", "RSS/in-flight", "pool wait p99", "expectation"}
 
 // TableOf builds the table of phase p.
 func TableOf(p PhaseResult) Table {
@@ -62,7 +62,7 @@ func TableOf(p PhaseResult) Table {
 			strconv.FormatInt(r.Succeeded, 10), strconv.FormatInt(r.Rejected, 10), fmt.Sprintf("%.1f %%", 100*r.ErrorRate)}
 		if s := r.Server; s != nil && s.Scrapes > 0 {
 			row = append(row, strconv.FormatFloat(s.PeakGoroutines, 'f', 0, 64), strconv.FormatFloat(s.PeakThreads, 'f', 0, 64),
-				report.FormatBytes(s.PeakRSSBytes), perConn(*s, r.Settings.Concurrency), report.FormatSeconds(s.AcquireWaitP99))
+				report.FormatBytes(s.PeakRSSBytes), perInFlight(*s), report.FormatSeconds(s.AcquireWaitP99))
 		} else {
 			row = append(row, "-", "-", "-", "-", "-")
 		}
@@ -72,19 +72,22 @@ func TableOf(p PhaseResult) Table {
 	return tab
 }
 
-// RSSPerConnection is the growth of RSS over a run (from the scrape before
-// it to the peak) divided by its connections: what one open connection
-// with a request in flight costs in memory. Locally every run starts a
-// fresh service, so the first scrape is a clean baseline.
-func RSSPerConnection(s report.Server, conns int) float64 {
-	if len(s.Samples) == 0 || conns < 1 {
+// RSSPerInFlight is the growth of RSS over a run (from the scrape before
+// it to the peak) divided by the peak of requests in flight in the server
+// (orderlab_http_requests_in_flight, as scraped): what one request being
+// served, with its connection, costs in memory. It divides by what the
+// server held, not by the client's -c, which an open run may never reach.
+// Locally every run starts a fresh service, so the first scrape is a clean
+// baseline. It is 0 when no scrape saw a request in flight.
+func RSSPerInFlight(s report.Server) float64 {
+	if len(s.Samples) == 0 || s.PeakInFlight < 1 {
 		return 0
 	}
-	return max(0, s.PeakRSSBytes-s.Samples[0].RSSBytes) / float64(conns)
+	return max(0, s.PeakRSSBytes-s.Samples[0].RSSBytes) / s.PeakInFlight
 }
 
-func perConn(s report.Server, conns int) string {
-	v := RSSPerConnection(s, conns)
+func perInFlight(s report.Server) string {
+	v := RSSPerInFlight(s)
 	if v == 0 {
 		return "-"
 	}

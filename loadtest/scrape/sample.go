@@ -177,7 +177,12 @@ func buckets(mf *dto.MetricFamily) []Bucket {
 }
 
 // Delta returns the buckets of the observations between two cumulative
-// snapshots of the same histogram (a counter reset reads as zero).
+// snapshots of the same histogram. When the histogram went back between
+// them (its total or any bucket decreased: the target restarted), the
+// observations since the reset are all that is known, so Delta returns
+// to, as PromQL's increase() does for a counter reset. The result is
+// always cumulative. Over several snapshots, sum the deltas of each
+// interval ([Increase]) rather than taking the first and the last.
 func Delta(from, to []Bucket) []Bucket {
 	prev := make(map[float64]float64, len(from))
 	for _, b := range from {
@@ -185,9 +190,42 @@ func Delta(from, to []Bucket) []Bucket {
 	}
 	out := make([]Bucket, len(to))
 	for i, b := range to {
-		out[i] = Bucket{UpperBound: b.UpperBound, Count: max(0, b.Count-prev[b.UpperBound])}
+		if b.Count < prev[b.UpperBound] {
+			return append(out[:0], to...)
+		}
+		out[i] = Bucket{UpperBound: b.UpperBound, Count: b.Count - prev[b.UpperBound]}
 	}
 	return out
+}
+
+// Increase sums the per-interval [Delta]s of a series of cumulative
+// snapshots, by upper bound: the observations over the whole series, with
+// counter resets handled interval by interval.
+func Increase(snapshots [][]Bucket) []Bucket {
+	byBound := make(map[float64]float64)
+	for i := 1; i < len(snapshots); i++ {
+		for _, b := range Delta(snapshots[i-1], snapshots[i]) {
+			byBound[b.UpperBound] += b.Count
+		}
+	}
+	if len(byBound) == 0 {
+		return nil
+	}
+	out := make([]Bucket, 0, len(byBound))
+	for ub, c := range byBound {
+		out = append(out, Bucket{UpperBound: ub, Count: c})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UpperBound < out[j].UpperBound })
+	return out
+}
+
+// counterIncrease is how much a counter grew from one snapshot to the
+// next: after a reset (it went down), its whole new value.
+func counterIncrease(from, to float64) float64 {
+	if to < from {
+		return to
+	}
+	return to - from
 }
 
 // Quantile estimates the q-quantile (0..1) of cumulative buckets the way

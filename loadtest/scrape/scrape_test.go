@@ -18,8 +18,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // exposition renders a pipeline-like service whose counters have grown by
 // step: each step adds 100 acquires of ~5 ms (outcome ok) and 1 slow
-// canceled one, and 7 rejections.
-func exposition(step int) string {
+// canceled one, and 7 rejections. Its gauges follow level.
+func exposition(step, level int) string {
 	ok := float64(100 * step)
 	return fmt.Sprintf(`# TYPE go_goroutines gauge
 go_goroutines %d
@@ -47,23 +47,26 @@ orderlab_db_pool_acquire_wait_seconds_bucket{outcome="canceled",le="1"} 0
 orderlab_db_pool_acquire_wait_seconds_bucket{outcome="canceled",le="+Inf"} %d
 orderlab_db_pool_acquire_wait_seconds_sum{outcome="canceled"} 1
 orderlab_db_pool_acquire_wait_seconds_count{outcome="canceled"} %d
-`, 10+step*100, 8+step, (20+step)<<20, step*3, step*10, 7*step, ok, ok, ok, ok, step, step)
+`, 10+level*100, 8+level, (20+level)<<20, level*3, level*10, 7*step, ok, ok, ok, ok, step, step)
 }
 
 func TestSummaryReadsPeaksAndRunDeltas(t *testing.T) {
-	var step atomic.Int64
+	var step, level atomic.Int64
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		fmt.Fprint(w, exposition(int(step.Load())))
+		fmt.Fprint(w, exposition(int(step.Load()), int(level.Load())))
 	}))
 	defer s.Close()
 
 	sc := Scraper{URL: s.URL + "/metrics"}
 	step.Store(1)
+	level.Store(1)
 	w := Watch(context.Background(), sc, time.Hour) // the interval never fires: scrapes are driven below
-	step.Store(3)
+	step.Store(2)
+	level.Store(3)
 	w.scrape(context.Background())
-	step.Store(2) // a later, lower gauge must not lower the peak
+	step.Store(3)
+	level.Store(2) // a later, lower gauge must not lower the peak
 	series := w.Stop(context.Background())
 
 	if len(series.Samples) != 3 || series.Errors != 0 {
@@ -71,20 +74,20 @@ func TestSummaryReadsPeaksAndRunDeltas(t *testing.T) {
 	}
 	x := series.Samples[1]
 	if x.Goroutines != 310 || x.Threads != 11 || x.RSSBytes != 23<<20 || x.PoolAcquired != 9 ||
-		x.QueueLength["intake"] != 30 || x.QueueLength["persist"] != 2 || x.Rejections != 21 || x.AcquireWaits != 303 {
+		x.QueueLength["intake"] != 30 || x.QueueLength["persist"] != 2 || x.Rejections != 14 || x.AcquireWaits != 202 {
 		t.Errorf("sample %+v", x)
 	}
 	sum := series.Summary()
 	if sum.PeakGoroutines != 310 || sum.PeakThreads != 11 || sum.PeakRSSBytes != 23<<20 || sum.PeakQueueLength != 32 || sum.PeakPoolAcquired != 9 {
 		t.Errorf("peaks %+v", sum)
 	}
-	// From step 1 to step 2: 100 ok acquires in (1ms, 10ms] and 1 canceled in +Inf.
-	// p99 rank 99.99 falls at 99.99 % of the (1ms, 10ms] bucket.
-	if sum.AcquireWaits != 101 || math.Abs(sum.AcquireWaitP99-(0.001+0.009*99.99/100)) > 1e-9 {
+	// From step 1 to step 3: 200 ok acquires in (1ms, 10ms] and 2 canceled in +Inf.
+	// p99 rank 199.98 falls at 199.98/200 of the (1ms, 10ms] bucket.
+	if sum.AcquireWaits != 202 || math.Abs(sum.AcquireWaitP99-(0.001+0.009*199.98/200)) > 1e-9 {
 		t.Errorf("acquire waits %v, p99 %v", sum.AcquireWaits, sum.AcquireWaitP99)
 	}
-	if sum.Rejections != 7 {
-		t.Errorf("rejections during the run %v, want 7", sum.Rejections)
+	if sum.Rejections != 14 {
+		t.Errorf("rejections during the run %v, want 14", sum.Rejections)
 	}
 	if p := series.Samples[1].AcquireWaitP99; p <= 0.001 || p > 0.01 {
 		t.Errorf("interval p99 %v, want inside (1ms, 10ms]", p)
@@ -135,5 +138,60 @@ func TestBucketJSONKeepsInfinity(t *testing.T) {
 	var out []Bucket
 	if err := json.Unmarshal(data, &out); err != nil || len(out) != 2 || !math.IsInf(out[1].UpperBound, 1) || out[0] != in[0] {
 		t.Errorf("%s → %v, %v", data, out, err)
+	}
+}
+
+// TestCounterResetsCountFromZero: the target restarts between two scrapes.
+// As PromQL's increase() does, the interval with the reset counts the new
+// values whole, and the intervals are summed.
+func TestCounterResetsCountFromZero(t *testing.T) {
+	inf := math.Inf(1)
+	samples := []Sample{
+		{Rejections: 7, AcquireWait: []Bucket{{0.01, 10}, {1, 10}, {inf, 10}}},
+		{Rejections: 14, AcquireWait: []Bucket{{0.01, 20}, {1, 20}, {inf, 20}}}, // +10 fast
+		{Rejections: 3, AcquireWait: []Bucket{{0.01, 2}, {1, 25}, {inf, 25}}},   // restart: 2 fast, 23 slow
+		{Rejections: 5, AcquireWait: []Bucket{{0.01, 2}, {1, 28}, {inf, 28}}},   // +3 slow
+	}
+	sum := Series{Samples: samples}.Summary()
+	if sum.Rejections != 7+3+2 || sum.AcquireWaits != 10+25+3 {
+		t.Errorf("rejections %v, acquires %v; want 12 and 38", sum.Rejections, sum.AcquireWaits)
+	}
+	// 12 of 38 within 10 ms, so p99 lies in (10ms, 1s].
+	if sum.AcquireWaitP99 <= 0.01 {
+		t.Errorf("p99 %v, want above 10ms: the slow acquires after the restart are lost", sum.AcquireWaitP99)
+	}
+	// One interval over the restart: a bucket went down, so the delta is
+	// the new snapshot whole, still cumulative.
+	d := Delta(samples[1].AcquireWait, samples[2].AcquireWait)
+	for i, want := range []float64{2, 25, 25} {
+		if d[i].Count != want {
+			t.Errorf("Delta across the restart = %v, want the new counts 2, 25, 25", d)
+			break
+		}
+	}
+}
+
+// TestStopDoesNotCountTheScrapeItInterrupted: a scrape in flight when Stop
+// cancels it is no failure of the target.
+func TestStopDoesNotCountTheScrapeItInterrupted(t *testing.T) {
+	var n atomic.Int64
+	inFlight := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) == 2 { // the first scrape of the ticker hangs until canceled
+			close(inFlight)
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		fmt.Fprint(w, "# TYPE go_goroutines gauge\ngo_goroutines 5\n")
+	}))
+	defer s.Close()
+	w := Watch(context.Background(), Scraper{URL: s.URL}, time.Millisecond)
+	<-inFlight
+	series := w.Stop(context.Background())
+	if series.Errors != 0 || len(series.Samples) != 2 {
+		t.Errorf("%d samples, %d errors (%s); want the first and the last, no error", len(series.Samples), series.Errors, series.LastError)
 	}
 }

@@ -35,11 +35,12 @@ type Summary struct {
 	PeakInFlight     float64 `json:"peak_in_flight"`
 	PeakAuditPending float64 `json:"peak_audit_pending"`
 	// AcquireWaitP99 is the p99 pool-acquire wait over the run, from the
-	// bucket delta between the first and the last scrape; AcquireWaits is
-	// the number of acquires it covers.
+	// bucket deltas between consecutive scrapes summed over the run (a
+	// counter reset counts from zero, as in PromQL's increase());
+	// AcquireWaits is the number of acquires it covers.
 	AcquireWaitP99 float64 `json:"acquire_wait_p99_seconds"`
 	AcquireWaits   float64 `json:"acquire_waits"`
-	Rejections     float64 `json:"rejections"` // during the run
+	Rejections     float64 `json:"rejections"` // during the run, summed per interval like AcquireWaits
 	Window         float64 `json:"window_seconds"`
 }
 
@@ -63,13 +64,19 @@ func (s Series) Summary() Summary {
 		}
 		sum.PeakQueueLength = max(sum.PeakQueueLength, q)
 	}
-	first, last := s.Samples[0], s.Samples[len(s.Samples)-1]
-	d := Delta(first.AcquireWait, last.AcquireWait)
+	buckets := make([][]Bucket, len(s.Samples))
+	for i, x := range s.Samples {
+		buckets[i] = x.AcquireWait
+		if i > 0 {
+			sum.Rejections += counterIncrease(s.Samples[i-1].Rejections, x.Rejections)
+		}
+	}
+	d := Increase(buckets)
 	sum.AcquireWaitP99 = Quantile(0.99, d)
 	if n := len(d); n > 0 {
 		sum.AcquireWaits = d[n-1].Count
 	}
-	sum.Rejections = max(0, last.Rejections-first.Rejections)
+	first, last := s.Samples[0], s.Samples[len(s.Samples)-1]
 	sum.Window = last.Time.Sub(first.Time).Round(time.Millisecond).Seconds()
 	return sum
 }

@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -89,6 +90,9 @@ func (w *Watcher) Stop(ctx context.Context) Series {
 
 func (w *Watcher) scrape(ctx context.Context) {
 	s, err := w.s.Scrape(ctx)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return // Stop interrupted it: not the target's failure, and Stop's own scrape follows
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.series.add(s, err)
