@@ -433,22 +433,8 @@ func dashboardProviderPath(t *testing.T) string {
 
 // provisionedURLs returns each provisioned datasource's URL by UID.
 func provisionedURLs(t *testing.T) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "grafana", "provisioning", "datasources", "datasources.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg struct {
-		Datasources []struct {
-			UID string `yaml:"uid"`
-			URL string `yaml:"url"`
-		} `yaml:"datasources"`
-	}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]string{}
-	for _, ds := range cfg.Datasources {
+	for _, ds := range readDatasources(t) {
 		out[ds.UID] = ds.URL
 	}
 	return out

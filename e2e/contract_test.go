@@ -192,31 +192,41 @@ func TestBoard(t *testing.T) {
 	}
 }
 
-// provisionedDatasources returns the provisioned datasources by UID, and
-// checks that exemplars link to the trace datasource.
-func provisionedDatasources(t *testing.T) map[string]string {
+// datasource is one entry of grafana/provisioning/datasources/datasources.yml.
+type datasource struct {
+	UID      string `yaml:"uid"`
+	Type     string `yaml:"type"`
+	URL      string `yaml:"url"`
+	JSONData struct {
+		TimeInterval string `yaml:"timeInterval"`
+		Exemplars    []struct {
+			Name          string `yaml:"name"`
+			DatasourceUID string `yaml:"datasourceUid"`
+		} `yaml:"exemplarTraceIdDestinations"`
+	} `yaml:"jsonData"`
+}
+
+// readDatasources parses the provisioned datasources.
+func readDatasources(t *testing.T) []datasource {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "grafana", "provisioning", "datasources", "datasources.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var cfg struct {
-		Datasources []struct {
-			UID      string `yaml:"uid"`
-			Type     string `yaml:"type"`
-			URL      string `yaml:"url"`
-			JSONData struct {
-				TimeInterval string `yaml:"timeInterval"`
-				Exemplars    []struct {
-					Name          string `yaml:"name"`
-					DatasourceUID string `yaml:"datasourceUid"`
-				} `yaml:"exemplarTraceIdDestinations"`
-			} `yaml:"jsonData"`
-		} `yaml:"datasources"`
+		Datasources []datasource `yaml:"datasources"`
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}
+	return cfg.Datasources
+}
+
+// provisionedDatasources returns the provisioned datasources by UID, and
+// checks that exemplars link to the trace datasource.
+func provisionedDatasources(t *testing.T) map[string]string {
+	t.Helper()
+	cfg := struct{ Datasources []datasource }{readDatasources(t)}
 	uids := map[string]string{"-- Grafana --": "grafana"}
 	for _, ds := range cfg.Datasources {
 		uids[ds.UID] = ds.Type
