@@ -218,7 +218,7 @@ func backendProblem(c *gin.Context, log *slog.Logger, err error) {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		timeoutProblem(c, err)
 	case errors.Is(err, overload.ErrShuttingDown):
-		c.Header("Retry-After", "1")
+		c.Header("Retry-After", strconv.Itoa(int(overload.RetryAfter.Seconds())))
 		writeProblem(c, Problem{Title: "Service unavailable", Status: http.StatusServiceUnavailable, Detail: err.Error()})
 	default:
 		log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "err", err)

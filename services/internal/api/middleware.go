@@ -35,10 +35,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Orders committed for the first time (idempotent replays are not counted).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.duration, m.inFlight, m.ordersCreated} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := telemetry.Register(reg, m.duration, m.inFlight, m.ordersCreated); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -17,10 +17,6 @@ import (
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
-// RetryAfter is the hint sent with a rejection. HTTP's Retry-After has whole
-// seconds; one is the shortest honest value.
-const RetryAfter = time.Second
-
 // Limiter hands out at most Permits concurrent permits. A caller waits at
 // most Wait for one; after that it is rejected, so that a saturated service
 // answers 429 at once instead of queueing in front of the pool.
@@ -65,10 +61,8 @@ func New(permits int64, wait time.Duration, reg prometheus.Registerer, tp trace.
 			Name: "orderlab_limiter_waiters", Help: "Requests waiting for a permit now.",
 		}, func() float64 { return float64(l.waiters.Load()) }),
 	}
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := telemetry.Register(reg, cs...); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -103,7 +97,7 @@ func (l *Limiter) Acquire(ctx context.Context) (release func(), err error) {
 			outcome = "rejected"
 			l.rejections.Inc()
 			span.SetStatus(codes.Error, "rejected")
-			return nil, &overload.RejectedError{Resource: "semaphore", Waited: time.Since(start), RetryAfter: RetryAfter}
+			return nil, &overload.RejectedError{Resource: "semaphore", Waited: time.Since(start), RetryAfter: overload.RetryAfter}
 		}
 	}
 	l.inUse.Add(1)

@@ -36,7 +36,7 @@ func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	}
 	_, err := l.Acquire(context.Background())
 	var rej *overload.RejectedError
-	if !errors.As(err, &rej) || rej.RetryAfter != RetryAfter || rej.Waited < 20*time.Millisecond {
+	if !errors.As(err, &rej) || rej.RetryAfter != overload.RetryAfter || rej.Waited < 20*time.Millisecond {
 		t.Fatalf("third Acquire = %v, want a rejection after LIMIT_WAIT", err)
 	}
 	if got := testutil.ToFloat64(l.rejections); got != 1 {

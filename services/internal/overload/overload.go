@@ -34,6 +34,10 @@ func (e *PoolTimeoutError) Error() string {
 	return fmt.Sprintf("database pool exhausted: no connection within %s", e.Waited.Round(time.Millisecond))
 }
 
+// RetryAfter is the hint sent with every rejection. HTTP's Retry-After has
+// whole seconds; one is the shortest honest value.
+const RetryAfter = time.Second
+
 // ErrShuttingDown is returned for work submitted after shutdown began. It
 // becomes a 503.
 var ErrShuttingDown = errors.New("service shutting down")

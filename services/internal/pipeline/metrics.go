@@ -50,10 +50,8 @@ func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 	if p.cfg.Audit.Enabled() {
 		cs = append(cs, stage("audit", func() int { return len(p.audits) }, cap(p.audits), p.cfg.AuditWorkers, p.auditBusy.Load)...)
 	}
-	for _, c := range cs {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := telemetry.Register(reg, cs...); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -39,9 +39,6 @@ import (
 // ErrClosed is returned by calls made after Close began.
 var ErrClosed = fmt.Errorf("pipeline closed: %w", overload.ErrShuttingDown)
 
-// RetryAfter is the hint sent with a rejection (whole seconds in HTTP).
-const RetryAfter = time.Second
-
 // Store is what the workers need from Postgres.
 type Store interface {
 	CreateOrders(ctx context.Context, rs []order.Request, delay time.Duration) ([]postgres.Result, error)
@@ -192,18 +189,7 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 // A nil error means the order is in the table.
 func (p *Pipeline) PlaceOrder(ctx context.Context, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
 	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, done: make(chan result, 1)}
-	if p.cfg.Audit.Enabled() {
-		select {
-		case p.auditSlots <- struct{}{}:
-			j.audit = true
-		default:
-			p.m.rejections.Inc()
-			p.m.enqueueWait.WithLabelValues("rejected").Observe(0)
-			return postgres.Result{}, &overload.RejectedError{Resource: "audit queue", RetryAfter: RetryAfter}
-		}
-	}
 	if err := p.submit(ctx, j); err != nil {
-		p.releaseAudit(j)
 		return postgres.Result{}, err
 	}
 	var r result
@@ -244,8 +230,10 @@ func (p *Pipeline) HoldConnection(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// submit puts j on the intake queue, waiting at most EnqueueWait for a slot.
-func (p *Pipeline) submit(ctx context.Context, j *job) error {
+// submit admits j: with an audit stage an order first reserves an audit
+// slot, then j takes an intake slot, waiting at most EnqueueWait. Either
+// one full is a rejection.
+func (p *Pipeline) submit(ctx context.Context, j *job) (err error) {
 	start := time.Now()
 	_, span := p.tracer.Start(ctx, "pipeline.enqueue", trace.WithAttributes(
 		attribute.Int("pipeline.queue.length", len(p.intake)),
@@ -257,6 +245,26 @@ func (p *Pipeline) submit(ctx context.Context, j *job) error {
 		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), time.Since(start).Seconds())
 		span.SetAttributes(attribute.String("pipeline.outcome", outcome))
 	}()
+	reject := func(resource string) error {
+		outcome = "rejected"
+		p.m.rejections.Inc()
+		span.SetStatus(codes.Error, resource+" full")
+		return &overload.RejectedError{Resource: resource, Waited: time.Since(start), RetryAfter: overload.RetryAfter}
+	}
+
+	if j.kind == placeOrder && p.cfg.Audit.Enabled() {
+		select {
+		case p.auditSlots <- struct{}{}:
+			j.audit = true
+			defer func() {
+				if err != nil {
+					p.releaseAudit(j) // not admitted: nothing will audit it
+				}
+			}()
+		default:
+			return reject("audit queue")
+		}
+	}
 
 	p.mu.RLock()
 	defer p.mu.RUnlock()
@@ -281,10 +289,7 @@ func (p *Pipeline) submit(ctx context.Context, j *job) error {
 		case <-t.C:
 		}
 	}
-	outcome = "rejected"
-	p.m.rejections.Inc()
-	span.SetStatus(codes.Error, "queue full")
-	return &overload.RejectedError{Resource: "queue", Waited: time.Since(start), RetryAfter: RetryAfter}
+	return reject("queue")
 }
 
 // price is the first stage: it prices each order and fingerprints it for

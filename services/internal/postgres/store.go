@@ -17,6 +17,7 @@ import (
 
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
+	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
 // Config says how to reach Postgres and how large the pool is.
@@ -65,11 +66,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	if err := reg.Register(tracer); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	if err := reg.Register(newStatsCollector(pool)); err != nil {
+	if err := telemetry.Register(reg, tracer, newStatsCollector(pool)); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -33,3 +33,13 @@ func DurationHistogram(name, help string, buckets []float64) prometheus.Histogra
 		NativeHistogramMinResetDuration: time.Hour,
 	}
 }
+
+// Register registers every collector on reg, stopping at the first error.
+func Register(reg prometheus.Registerer, cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
