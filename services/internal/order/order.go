@@ -162,10 +162,15 @@ type Request struct {
 	Input          Input
 	IdempotencyKey string // empty: none
 	TotalCents     int64
-	Fingerprint    []byte
+	Fingerprint    []byte // sha256 of the input when keyed; empty otherwise
 }
 
-// NewRequest prepares a validated input for storage.
+// NewRequest prepares a validated input for storage. Only a keyed request
+// is fingerprinted: without a key there is no replay to recognise.
 func NewRequest(in Input, idempotencyKey string) Request {
-	return Request{Input: in, IdempotencyKey: idempotencyKey, TotalCents: in.Total(), Fingerprint: in.Fingerprint()}
+	r := Request{Input: in, IdempotencyKey: idempotencyKey, TotalCents: in.Total(), Fingerprint: []byte{}}
+	if idempotencyKey != "" {
+		r.Fingerprint = in.Fingerprint()
+	}
+	return r
 }
