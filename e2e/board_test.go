@@ -6,11 +6,48 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/goccy/go-yaml"
 )
 
 // root is the repository root, relative to this package's directory (where
 // go test runs).
 const root = ".."
+
+// jsonUnmarshal and yamlUnmarshal are the decoders decodeFile takes.
+var (
+	jsonUnmarshal = json.Unmarshal
+	yamlUnmarshal = func(data []byte, v any) error { return yaml.Unmarshal(data, v) }
+)
+
+// decodeFile reads path and decodes it into v.
+func decodeFile(t *testing.T, path string, unmarshal func([]byte, any) error, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// decodeGlob decodes every file that matches pattern (relative to root),
+// keyed by file name. No match fails the test.
+func decodeGlob[T any](t *testing.T, pattern string, unmarshal func([]byte, any) error) map[string]T {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, pattern))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no %s (err %v)", pattern, err)
+	}
+	out := map[string]T{}
+	for _, f := range files {
+		var v T
+		decodeFile(t, f, unmarshal, &v)
+		out[filepath.Base(f)] = v
+	}
+	return out
+}
 
 // boardTarget is one query of one panel of a provisioned dashboard.
 type boardTarget struct {
@@ -30,11 +67,9 @@ type board struct {
 	Panels        []panel `json:"panels"`
 	Templating    struct {
 		List []struct {
-			Name       string         `json:"name"`
-			Type       string         `json:"type"`
-			Query      any            `json:"query"`
-			Datasource datasourceRef  `json:"datasource"`
-			Current    map[string]any `json:"current"`
+			Name  string `json:"name"`
+			Type  string `json:"type"`
+			Query any    `json:"query"`
 		} `json:"list"`
 	} `json:"templating"`
 	Annotations struct {
@@ -55,16 +90,10 @@ type panel struct {
 	GridPos    struct {
 		X, Y, W, H int
 	} `json:"gridPos"`
-	FieldConfig struct {
-		Defaults struct {
-			Unit string `json:"unit"`
-		} `json:"defaults"`
-	} `json:"fieldConfig"`
 	Targets []struct {
-		RefID      string        `json:"refId"`
-		Expr       string        `json:"expr"`
-		Exemplar   bool          `json:"exemplar"`
-		Datasource datasourceRef `json:"datasource"`
+		RefID    string `json:"refId"`
+		Expr     string `json:"expr"`
+		Exemplar bool   `json:"exemplar"`
 	} `json:"targets"`
 	Panels []panel `json:"panels"` // a collapsed row's panels
 }
@@ -77,23 +106,7 @@ type datasourceRef struct {
 // loadBoards reads every dashboard Grafana provisions from grafana/dashboards.
 func loadBoards(t *testing.T) map[string]board {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "grafana", "dashboards", "*.json"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no dashboards in grafana/dashboards (err %v)", err)
-	}
-	boards := map[string]board{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b board
-		if err := json.Unmarshal(data, &b); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		boards[filepath.Base(f)] = b
-	}
-	return boards
+	return decodeGlob[board](t, "grafana/dashboards/*.json", jsonUnmarshal)
 }
 
 // allPanels flattens rows: panels of collapsed rows sit inside the row.

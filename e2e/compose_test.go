@@ -395,12 +395,22 @@ func prometheusImageTag(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^PROMETHEUS_VERSION\s*\?=\s*v0\.(\d+)\.(\d+)`).FindStringSubmatch(string(data))
+	m := regexp.MustCompile(`(?m)^PROMETHEUS_VERSION\s*\?=\s*(v0\.\d+\.\d+)`).FindStringSubmatch(string(data))
 	if m == nil {
 		t.Fatal("Makefile: no PROMETHEUS_VERSION ?= v0.3MM.P")
 	}
-	minor, _ := strconv.Atoi(m[1])
-	return fmt.Sprintf("v%d.%d.%s", minor/100, minor%100, m[2])
+	tag, _ := prometheusRelease(m[1])
+	return tag
+}
+
+// prometheusRelease maps a Prometheus Go module version, v0.3MM.P, to the
+// release and image tag it is, v3.MM.P.
+func prometheusRelease(module string) (string, bool) {
+	var minor, patch int
+	if _, err := fmt.Sscanf(module, "v0.%d.%d", &minor, &patch); err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("v%d.%d.%d", minor/100, minor%100, patch), true
 }
 
 // dashboardProviderPath is where Grafana's file provider reads dashboards.
@@ -410,10 +420,6 @@ func dashboardProviderPath(t *testing.T) string {
 	if len(files) != 1 {
 		t.Fatalf("want one dashboard provider file, got %v", files)
 	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cfg struct {
 		Providers []struct {
 			Type    string `yaml:"type"`
@@ -422,9 +428,7 @@ func dashboardProviderPath(t *testing.T) string {
 			} `yaml:"options"`
 		} `yaml:"providers"`
 	}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	decodeFile(t, files[0], yamlUnmarshal, &cfg)
 	if len(cfg.Providers) != 1 || cfg.Providers[0].Type != "file" {
 		t.Fatalf("want one file provider in %s", files[0])
 	}
@@ -433,6 +437,7 @@ func dashboardProviderPath(t *testing.T) string {
 
 // provisionedURLs returns each provisioned datasource's URL by UID.
 func provisionedURLs(t *testing.T) map[string]string {
+	t.Helper()
 	out := map[string]string{}
 	for _, ds := range readDatasources(t) {
 		out[ds.UID] = ds.URL

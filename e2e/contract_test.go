@@ -7,17 +7,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/goccy/go-yaml"
 )
 
 // ruleFile is the part of a Prometheus rule file these tests read.
 type ruleFile struct {
 	Groups []struct {
-		Name  string `yaml:"name"`
 		Rules []struct {
 			Record string `yaml:"record"`
-			Alert  string `yaml:"alert"`
 			Expr   string `yaml:"expr"`
 		} `yaml:"rules"`
 	} `yaml:"groups"`
@@ -26,23 +22,7 @@ type ruleFile struct {
 // loadRules reads prometheus/rules/*.yml, the files prometheus.yml loads.
 func loadRules(t *testing.T) map[string]ruleFile {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, "prometheus", "rules", "*.yml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no rule files in prometheus/rules (err %v)", err)
-	}
-	out := map[string]ruleFile{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rf ruleFile
-		if err := yaml.Unmarshal(data, &rf); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		out[filepath.Base(f)] = rf
-	}
-	return out
+	return decodeGlob[ruleFile](t, "prometheus/rules/*.yml", yamlUnmarshal)
 }
 
 // contractMetrics lists every metric name docs/metrics.md fixes.
@@ -209,16 +189,10 @@ type datasource struct {
 // readDatasources parses the provisioned datasources.
 func readDatasources(t *testing.T) []datasource {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "grafana", "provisioning", "datasources", "datasources.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cfg struct {
 		Datasources []datasource `yaml:"datasources"`
 	}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	decodeFile(t, filepath.Join(root, "grafana", "provisioning", "datasources", "datasources.yml"), yamlUnmarshal, &cfg)
 	return cfg.Datasources
 }
 
@@ -226,12 +200,13 @@ func readDatasources(t *testing.T) []datasource {
 // checks that exemplars link to the trace datasource.
 func provisionedDatasources(t *testing.T) map[string]string {
 	t.Helper()
-	cfg := struct{ Datasources []datasource }{readDatasources(t)}
+	datasources := readDatasources(t)
+	scrapeInterval := globalScrapeInterval(t)
 	uids := map[string]string{"-- Grafana --": "grafana"}
-	for _, ds := range cfg.Datasources {
+	for _, ds := range datasources {
 		uids[ds.UID] = ds.Type
 	}
-	for _, ds := range cfg.Datasources {
+	for _, ds := range datasources {
 		if ds.Type != "prometheus" {
 			continue
 		}
@@ -246,8 +221,8 @@ func provisionedDatasources(t *testing.T) map[string]string {
 				t.Errorf("datasource %s: exemplars link to %q, not a provisioned trace datasource", ds.UID, e.DatasourceUID)
 			}
 		}
-		if ds.JSONData.TimeInterval != globalScrapeInterval(t) {
-			t.Errorf("datasource %s: timeInterval %q differs from the scrape interval %q", ds.UID, ds.JSONData.TimeInterval, globalScrapeInterval(t))
+		if ds.JSONData.TimeInterval != scrapeInterval {
+			t.Errorf("datasource %s: timeInterval %q differs from the scrape interval %q", ds.UID, ds.JSONData.TimeInterval, scrapeInterval)
 		}
 	}
 	return uids
@@ -264,14 +239,8 @@ func globalScrapeInterval(t *testing.T) string {
 // readPrometheusConfig reads prometheus/prometheus.yml as a generic map.
 func readPrometheusConfig(t *testing.T) map[string]any {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "prometheus", "prometheus.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var cfg map[string]any
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		t.Fatal(err)
-	}
+	decodeFile(t, filepath.Join(root, "prometheus", "prometheus.yml"), yamlUnmarshal, &cfg)
 	return cfg
 }
 

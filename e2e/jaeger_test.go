@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/goccy/go-yaml"
 )
 
@@ -21,9 +22,8 @@ type labJaeger struct {
 	query    string // http://host:port, query API and UI (Grafana's datasource URL)
 }
 
-func startJaeger(t *testing.T, bin string) *labJaeger {
+func startJaeger(t *testing.T, project *types.Project, bin string) *labJaeger {
 	t.Helper()
-	project := loadCompose(t)
 	svc := project.Services["jaeger"]
 	if len(svc.Configs) != 1 {
 		t.Fatal("compose.yaml: jaeger has no config")
@@ -32,7 +32,6 @@ func startJaeger(t *testing.T, bin string) *labJaeger {
 	if err := yaml.Unmarshal([]byte(project.Configs[svc.Configs[0].Source].Content), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	j := &labJaeger{}
 	otlpHTTP, query, health := freeAddr(t), freeAddr(t), freeAddr(t)
 	set := func(addr string, path ...string) {
 		m := cfg
@@ -61,8 +60,7 @@ func startJaeger(t *testing.T, bin string) *labJaeger {
 	bin, _ = filepath.Abs(bin)
 	p := startProc(t, "jaeger", bin, []string{"--config=" + path}, baseEnv())
 	p.waitHTTP(t, "http://"+health+"/status", time.Minute)
-	j.otlpHTTP, j.query = "http://"+otlpHTTP, "http://"+query
-	return j
+	return &labJaeger{otlpHTTP: "http://" + otlpHTTP, query: "http://" + query}
 }
 
 // trace fetches one trace the way Grafana's Jaeger datasource does

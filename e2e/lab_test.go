@@ -68,7 +68,8 @@ func TestLab(t *testing.T) {
 	if _, err := os.Stat(promBin); err != nil {
 		t.Fatalf("prometheus binary: %v (make bin/prometheus, or set PROMETHEUS)", err)
 	}
-	checkPrometheusRelease(t, promBin)
+	project := loadCompose(t)
+	checkPrometheusRelease(t, promBin, project.Services["prometheus"].Image)
 	adminURL := os.Getenv("TEST_DATABASE_URL")
 	if adminURL == "" {
 		adminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
@@ -76,13 +77,14 @@ func TestLab(t *testing.T) {
 	dbURL := createDatabase(t, ctx, adminURL)
 	bins := goBuild(t, ctx, "./services/unbounded", "./services/semaphore", "./services/pipeline", "./loadtest")
 	boards := loadBoards(t)
+	targets := boardTargets(boards)
 	otlp := newOTLPReceiver(t)
 	grafana := newFakeGrafana(t)
 	// With JAEGER set (make e2e-jaeger), spans also go to a real Jaeger
 	// running the compose config, and exemplar links are followed into it.
 	var jaeger *labJaeger
 	if bin := os.Getenv("JAEGER"); bin != "" {
-		jaeger = startJaeger(t, bin)
+		jaeger = startJaeger(t, project, bin)
 		otlp.forward = jaeger.forward
 	}
 
@@ -111,16 +113,17 @@ func TestLab(t *testing.T) {
 	addrs["localhost"] = promAddr
 	promDir := t.TempDir()
 	cfgPath := writeFile(t, promDir, "prometheus.yml", labPrometheusConfig(t, addrs))
+	promFlags := labPrometheusFlags(project)
 	args := append([]string{
 		"--config.file=" + cfgPath,
 		"--storage.tsdb.path=" + filepath.Join(promDir, "data"),
 		"--web.listen-address=" + promAddr,
-	}, labPrometheusFlags(t)...)
+	}, promFlags...)
 	prom := startProc(t, "prometheus", promBin, args, baseEnv())
 	prom.waitHTTP(t, "http://"+promAddr+"/-/ready", time.Minute)
 	api := promAPI{base: "http://" + promAddr, hc: &http.Client{Timeout: 30 * time.Second}}
 	waitTargetsUp(t, ctx, api, len(addrs))
-	t.Logf("prometheus %s (%s), flags %v", promAddr, promBin, labPrometheusFlags(t))
+	t.Logf("prometheus %s (%s), flags %v", promAddr, promBin, promFlags)
 
 	// 4. The same overload against every service at once.
 	loadStart := time.Now()
@@ -151,7 +154,6 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("every panel query returns series", func(t *testing.T) {
-		targets := boardTargets(boards)
 		evaluated := 0
 		for _, tg := range targets {
 			// A query may be NaN for one service (0/0: semaphore's acquires
@@ -194,7 +196,7 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("exemplars link to traces", func(t *testing.T) {
-		for _, tg := range boardTargets(boards) {
+		for _, tg := range targets {
 			if !tg.Exemplar {
 				continue
 			}
@@ -221,10 +223,12 @@ func TestLab(t *testing.T) {
 		}
 	})
 
+	// One snapshot of the rules, their health and their alerts, for the
+	// "rules evaluate" and "alerts" checks.
+	rules, rulesErr := api.rules(ctx)
 	t.Run("rules evaluate", func(t *testing.T) {
-		rules, err := api.rules(ctx)
-		if err != nil {
-			t.Fatal(err)
+		if rulesErr != nil {
+			t.Fatal(rulesErr)
 		}
 		if len(rules) == 0 {
 			t.Fatal("Prometheus loaded no rules")
@@ -293,9 +297,8 @@ func TestLab(t *testing.T) {
 	})
 
 	t.Run("alerts", func(t *testing.T) {
-		rules, err := api.rules(ctx)
-		if err != nil {
-			t.Fatal(err)
+		if rulesErr != nil {
+			t.Fatal(rulesErr)
 		}
 		active := map[string][]string{} // alert -> jobs pending or firing
 		for _, r := range rules {
@@ -454,21 +457,20 @@ func substitute(expr, service string) string {
 // release compose.yaml runs: a `go install` build carries its module version
 // (v0.3MM.P for v3.MM.P); Debian's package carries none and is accepted with
 // a note.
-func checkPrometheusRelease(t *testing.T, bin string) {
+func checkPrometheusRelease(t *testing.T, bin, image string) {
 	t.Helper()
 	info, err := buildinfo.ReadFile(bin)
 	if err != nil {
 		t.Logf("prometheus %s: no Go build info (%v); not checking its release", bin, err)
 		return
 	}
-	image := loadCompose(t).Services["prometheus"].Image
 	v := info.Main.Version
-	var minor, patch int
-	if _, err := fmt.Sscanf(v, "v0.%d.%d", &minor, &patch); err != nil {
+	got, ok := prometheusRelease(v)
+	if !ok {
 		t.Logf("prometheus %s: module version %q; not checking its release", bin, v)
 		return
 	}
-	if got := fmt.Sprintf("v%d.%d.%d", minor/100, minor%100, patch); got != imageTag(image) {
+	if got != imageTag(image) {
 		t.Fatalf("prometheus under test is %s (%s), compose.yaml runs %s", got, v, image)
 	}
 	t.Logf("prometheus under test: %s %s, the release of %s", info.Main.Path, v, image)

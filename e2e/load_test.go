@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -70,11 +68,7 @@ type annotationCall struct {
 
 func newFakeGrafana(t *testing.T) *fakeGrafana {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &fakeGrafana{URL: "http://admin:e2e@" + ln.Addr().String()}
+	g := &fakeGrafana{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/annotations", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -88,7 +82,7 @@ func newFakeGrafana(t *testing.T) *fakeGrafana {
 		g.calls = append(g.calls, annotationCall{Method: r.Method, ID: id, Auth: r.Header.Get("Authorization"), Body: a})
 		g.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(bytes.TrimSpace([]byte(`{"id":` + id + `,"message":"Annotation added"}`))) //nolint:errcheck // test server
+		w.Write([]byte(`{"id":` + id + `,"message":"Annotation added"}`)) //nolint:errcheck // test server
 	})
 	mux.HandleFunc("PATCH /api/annotations/{id}", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -99,9 +93,7 @@ func newFakeGrafana(t *testing.T) *fakeGrafana {
 		g.mu.Unlock()
 		w.Write([]byte(`{"message":"Annotation patched"}`)) //nolint:errcheck // test server
 	})
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln) //nolint:errcheck // ends with Close
-	t.Cleanup(func() { srv.Close() })
+	g.URL = "http://admin:e2e@" + serveLoopback(t, mux)
 	return g
 }
 

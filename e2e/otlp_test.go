@@ -40,17 +40,25 @@ type span struct {
 
 func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	t.Helper()
+	r := &otlpReceiver{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/traces", r.handleTraces)
+	r.URL = "http://" + serveLoopback(t, mux)
+	return r
+}
+
+// serveLoopback serves h on a free 127.0.0.1 port until the test ends and
+// returns the address.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &otlpReceiver{URL: "http://" + ln.Addr().String()}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/traces", r.handleTraces)
-	srv := &http.Server{Handler: mux}
+	srv := &http.Server{Handler: h}
 	go srv.Serve(ln) //nolint:errcheck // ends with Close
 	t.Cleanup(func() { srv.Close() })
-	return r
+	return ln.Addr().String()
 }
 
 func (r *otlpReceiver) handleTraces(w http.ResponseWriter, req *http.Request) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/goccy/go-yaml"
 )
 
@@ -58,10 +59,9 @@ func labPrometheusConfig(t *testing.T, addrs map[string]string) []byte {
 
 // labPrometheusFlags returns the compose service's Prometheus flags (feature
 // flags, retention) without the ones that name paths or addresses.
-func labPrometheusFlags(t *testing.T) []string {
-	t.Helper()
+func labPrometheusFlags(project *types.Project) []string {
 	var out []string
-	for _, arg := range loadCompose(t).Services["prometheus"].Command {
+	for _, arg := range project.Services["prometheus"].Command {
 		switch {
 		case strings.HasPrefix(arg, "--config.file"),
 			strings.HasPrefix(arg, "--storage.tsdb.path"),
@@ -170,10 +170,8 @@ func (p promAPI) byJob(ctx context.Context, expr string, ts time.Time) (map[stri
 }
 
 type exemplarSeries struct {
-	SeriesLabels map[string]string `json:"seriesLabels"`
-	Exemplars    []struct {
+	Exemplars []struct {
 		Labels map[string]string `json:"labels"`
-		Value  string            `json:"value"`
 	} `json:"exemplars"`
 }
 
@@ -191,13 +189,11 @@ func (p promAPI) exemplars(ctx context.Context, expr string, start, end time.Tim
 }
 
 type promRule struct {
-	Name           string  `json:"name"`
-	Type           string  `json:"type"`
-	Health         string  `json:"health"`
-	LastError      string  `json:"lastError"`
-	Query          string  `json:"query"`
-	EvaluationTime float64 `json:"evaluationTime"`
-	Alerts         []struct {
+	Name      string `json:"name"`
+	Type      string `json:"type"`
+	Health    string `json:"health"`
+	LastError string `json:"lastError"`
+	Alerts    []struct {
 		Labels map[string]string `json:"labels"`
 		State  string            `json:"state"`
 	} `json:"alerts"`
@@ -206,7 +202,6 @@ type promRule struct {
 func (p promAPI) rules(ctx context.Context) ([]promRule, error) {
 	var data struct {
 		Groups []struct {
-			Name  string     `json:"name"`
 			Rules []promRule `json:"rules"`
 		} `json:"groups"`
 	}
@@ -221,10 +216,9 @@ func (p promAPI) rules(ctx context.Context) ([]promRule, error) {
 }
 
 type promTarget struct {
-	Labels    map[string]string `json:"labels"`
-	Health    string            `json:"health"`
-	LastError string            `json:"lastError"`
-	ScrapeURL string            `json:"scrapeUrl"`
+	Health    string `json:"health"`
+	LastError string `json:"lastError"`
+	ScrapeURL string `json:"scrapeUrl"`
 }
 
 func (p promAPI) targets(ctx context.Context) ([]promTarget, error) {

@@ -77,29 +77,21 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 
 	b = b.WithRow(dashboard.NewRowBuilder("Overview (last minute)")).
 		WithPanel(scoreboard())
-	b = b.WithRow(dashboard.NewRowBuilder("Traffic and errors"))
-	for _, p := range trafficPanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Tail latency (exemplars link to traces)"))
-	for _, p := range latencyPanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Postgres pool"))
-	for _, p := range poolPanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Semaphore (semaphore service)"))
-	for _, p := range semaphorePanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Pipeline (pipeline service)"))
-	for _, p := range pipelinePanels() {
-		b = b.WithPanel(p)
-	}
-	b = b.WithRow(dashboard.NewRowBuilder("Go runtime and process"))
-	for _, p := range runtimePanels() {
-		b = b.WithPanel(p)
+	for _, row := range []struct {
+		title  string
+		panels []cog.Builder[dashboard.Panel]
+	}{
+		{"Traffic and errors", trafficPanels()},
+		{"Tail latency (exemplars link to traces)", latencyPanels()},
+		{"Postgres pool", poolPanels()},
+		{"Semaphore (semaphore service)", semaphorePanels()},
+		{"Pipeline (pipeline service)", pipelinePanels()},
+		{"Go runtime and process", runtimePanels()},
+	} {
+		b = b.WithRow(dashboard.NewRowBuilder(row.title))
+		for _, p := range row.panels {
+			b = b.WithPanel(p)
+		}
 	}
 	d, err := b.Build()
 	if err != nil {
@@ -281,20 +273,16 @@ func scoreboard() *table.PanelBuilder {
 }
 
 func latencyPanels() []cog.Builder[dashboard.Panel] {
-	perService := series("Latency: $service", units.Seconds, 8,
+	latency := repeatPerService(series("Latency: $service", units.Seconds, 24,
 		"Quantiles from the native histogram orderlab_http_request_duration_seconds (all API routes and statuses). Exemplar dots on p99 carry trace_id: click one to open the trace and see where the time went (pool.acquire, limiter.wait, pipeline.enqueue).",
 		quantile("0.5", "orderlab_http_request_duration_seconds", "", apiRoutes, "p50"),
 		quantile("0.99", "orderlab_http_request_duration_seconds", "", apiRoutes, "p99").Exemplar(true),
 		quantile("0.999", "orderlab_http_request_duration_seconds", "", apiRoutes, "p99.9"),
-	).
-		Repeat("service").
-		RepeatDirection(dashboard.PanelRepeatDirectionH).
-		MaxPerRow(3).
-		Span(24). // Grafana shares the row among the repeated panels
+	)).
 		Height(9)
 
 	return []cog.Builder[dashboard.Panel]{
-		perService,
+		latency,
 		series("p99 latency by service", units.Seconds, 12,
 			"The three models on one axis. A low p99 with many 429s is rejection, not speed: read it next to the status panel.",
 			quantile("0.99", "orderlab_http_request_duration_seconds", "job", apiRoutes, "{{job}}").Exemplar(true),
@@ -307,20 +295,16 @@ func latencyPanels() []cog.Builder[dashboard.Panel] {
 }
 
 func poolPanels() []cog.Builder[dashboard.Panel] {
-	connections := series("Pool connections: $service", units.Short, 8,
+	connections := repeatPerService(series("Pool connections: $service", units.Short, 24,
 		"Checked-out (acquired) connections against the pool's maximum (DB_MAX_CONNS, dashed). A starving pool sits at its maximum with zero idle connections.",
 		query(`sum(orderlab_db_pool_acquired_connections{job=~"$service"})`, "acquired"),
 		query(`sum(orderlab_db_pool_idle_connections{job=~"$service"})`, "idle"),
 		query(`sum(orderlab_db_pool_constructing_connections{job=~"$service"})`, "constructing"),
 		query(`sum(orderlab_db_pool_total_connections{job=~"$service"})`, "total"),
 		query(`sum(orderlab_db_pool_max_connections{job=~"$service"})`, "max"),
-	).
-		Repeat("service").
-		RepeatDirection(dashboard.PanelRepeatDirectionH).
-		MaxPerRow(3).
-		Span(24). // Grafana shares the row among the repeated panels
+	)).
 		Min(0).
-		OverrideByName("max", append(dashed(), dashboard.DynamicConfigValue{Id: "color", Value: map[string]any{"mode": "fixed", "fixedColor": "red"}}))
+		OverrideByName("max", append(dashed(), fixedColor("red")...))
 
 	return []cog.Builder[dashboard.Panel]{
 		connections,
@@ -340,7 +324,7 @@ func poolPanels() []cog.Builder[dashboard.Panel] {
 			query(`orderlab_db_pool_acquires_in_progress{job=~"$service"}`, "{{job}} waiting now"),
 			query(`histogram_sum(sum by (job) (rate(orderlab_db_pool_acquire_wait_seconds{job=~"$service"}[$__rate_interval])))`, "{{job}} waiting (mean)"),
 			query(`sum by (job) (rate(orderlab_db_pool_canceled_acquires_total{job=~"$service"}[$__rate_interval]))`, "{{job}} canceled/s"),
-		).OverrideByRegexp(".* canceled/s", append(dashed(), dashboard.DynamicConfigValue{Id: "custom.axisPlacement", Value: "right"}, dashboard.DynamicConfigValue{Id: "unit", Value: units.OpsPerSecond})),
+		).OverrideByRegexp(".* canceled/s", append(dashed(), rightAxis(units.OpsPerSecond)...)),
 
 		series("Little's law: pool capacity vs throughput", units.OpsPerSecond, 16,
 			"Dashed: the most acquires per second the pool can serve, max_connections / mean hold time (recording rule job:orderlab_db_pool_littles_law_bound:rate1m). Solid: actual acquires per second. When the solid line meets the dashed one the pool is the bottleneck, and any extra concurrency only adds queueing (acquire wait), not throughput. Pipeline acquires once per batch, so its orders/s can exceed this line.",
@@ -407,11 +391,7 @@ func pipelinePanels() []cog.Builder[dashboard.Panel] {
 			"Time a handler waited for an intake slot, by outcome (orderlab_pipeline_enqueue_wait_seconds), and, right axis, requests answered 429 because the intake queue was full (orderlab_pipeline_rejections_total).",
 			quantile("0.99", "orderlab_pipeline_enqueue_wait_seconds", "job, outcome", "", "{{job}} {{outcome}}"),
 			query(`sum by (job) (rate(orderlab_pipeline_rejections_total{job=~"$service"}[$__rate_interval]))`, "{{job}} rejections/s"),
-		).OverrideByRegexp(".* rejections/s", []dashboard.DynamicConfigValue{
-			{Id: "custom.axisPlacement", Value: "right"},
-			{Id: "unit", Value: units.RequestsPerSecond},
-			{Id: "color", Value: map[string]any{"mode": "fixed", "fixedColor": "orange"}},
-		}),
+		).OverrideByRegexp(".* rejections/s", append(rightAxis(units.RequestsPerSecond), fixedColor("orange")...)),
 
 		series("Batch size", units.Short, 12,
 			"Orders committed per transaction (orderlab_pipeline_batch_size, buckets 1..256). Batching is how the pipeline gets more orders/s out of the same connections: the bigger the batch, the further orders/s can exceed the pool's Little's-law bound.",
@@ -452,6 +432,15 @@ func runtimePanels() []cog.Builder[dashboard.Panel] {
 			query(`sum by (job) (process_open_fds{job=~"$service"})`, "{{job}}"),
 		),
 	}
+}
+
+// repeatPerService repeats a panel once per selected $service, side by
+// side, three to a row.
+func repeatPerService(p *timeseries.PanelBuilder) *timeseries.PanelBuilder {
+	return p.Repeat("service").
+		RepeatDirection(dashboard.PanelRepeatDirectionH).
+		MaxPerRow(3).
+		Span(24) // Grafana shares the row among the repeated panels
 }
 
 // series is a time series panel on the Prometheus datasource, 8 rows high.
@@ -526,6 +515,15 @@ func fixedColor(color string) []dashboard.DynamicConfigValue {
 		Id:    "color",
 		Value: map[string]any{"mode": "fixed", "fixedColor": color},
 	}}
+}
+
+// rightAxis draws the overridden series against a right-hand axis in its
+// own unit.
+func rightAxis(unit string) []dashboard.DynamicConfigValue {
+	return []dashboard.DynamicConfigValue{
+		{Id: "custom.axisPlacement", Value: "right"},
+		{Id: "unit", Value: unit},
+	}
 }
 
 // rawQuery is a datasource query the SDK has no typed builder for (the
