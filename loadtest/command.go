@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // Exit codes.
@@ -113,5 +114,17 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
+	}
+}
+
+// nameURLFlag is a repeatable flag.Func that reads "name=URL" into m.
+func nameURLFlag(m map[string]string) func(string) error {
+	return func(s string) error {
+		name, u, ok := strings.Cut(s, "=")
+		if !ok || name == "" || u == "" {
+			return fmt.Errorf("want name=URL, got %q", s)
+		}
+		m[name] = u
+		return nil
 	}
 }

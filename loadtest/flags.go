@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,28 +56,11 @@ func newCommand(mode string, compare bool) *command {
 	c := &command{mode: mode, compare: compare, loadMode: mode, headers: http.Header{}, metricsOf: map[string]string{}}
 	fs := flag.NewFlagSet("loadtest "+mode, flag.ContinueOnError)
 	c.fs = fs
-	shape := func(modes ...string) bool {
-		if compare {
-			return true
-		}
-		for _, m := range modes {
-			if m == mode {
-				return true
-			}
-		}
-		return false
-	}
+	shape := func(modes ...string) bool { return compare || slices.Contains(modes, mode) }
 	if compare {
 		fs.StringVar(&c.loadMode, "mode", "closed", "load shape for every target: burst, closed or open")
 		fs.StringVar(&c.path, "path", "/work/db?delay=20ms", "path and query appended to every target URL")
-		fs.Func("metrics", "`name=URL` of a target's Prometheus endpoint (repeatable)", func(s string) error {
-			name, u, ok := strings.Cut(s, "=")
-			if !ok || name == "" || u == "" {
-				return fmt.Errorf("want name=URL, got %q", s)
-			}
-			c.metricsOf[name] = u
-			return nil
-		})
+		fs.Func("metrics", "`name=URL` of a target's Prometheus endpoint (repeatable)", nameURLFlag(c.metricsOf))
 		fs.DurationVar(&c.pause, "pause", 2*time.Second, "pause between targets, to let each settle")
 	} else {
 		fs.StringVar(&c.name, "name", "", "label of the target in tables (default: its host:port)")

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
-	"time"
 
 	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
@@ -42,7 +41,7 @@ func (p *plan) execute(ctx context.Context, args []string, stdout, stderr io.Wri
 		defer stop()
 	}
 	for i, t := range p.targets {
-		if i > 0 && !sleep(ctx, p.cmd.pause) {
+		if i > 0 && !measure.Sleep(ctx, p.cmd.pause) {
 			break
 		}
 		cfg := p.cfg
@@ -124,16 +123,4 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); _ = f.Close() }, nil
-}
-
-// sleep waits d unless ctx ends first, and reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/scenario"
@@ -37,30 +37,12 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.BoolVar(&r.Quick, "quick", false, "shorten every phase to a few seconds (smoke test; the figures mean nothing)")
 	fs.StringVar(&r.Out, "out", "results", "results directory")
 	fs.StringVar(&r.BinDir, "bin", "bin", "directory of the built services (make build)")
-	fs.StringVar(&r.DatabaseURL, "db", envOr("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(os.Getenv("DATABASE_URL"), "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
 		"Postgres URL of a user that may CREATE DATABASE (default $DATABASE_URL)")
 	fs.DurationVar(&r.Pause, "pause", 0, "pause between targets (default 2s, quick 200ms)")
-	endpoints := map[string]scenario.Endpoint{}
-	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", func(s string) error {
-		name, u, ok := strings.Cut(s, "=")
-		if !ok || name == "" || u == "" {
-			return fmt.Errorf("want name=URL, got %q", s)
-		}
-		e := endpoints[name]
-		e.URL = u
-		endpoints[name] = e
-		return nil
-	})
-	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", func(s string) error {
-		name, u, ok := strings.Cut(s, "=")
-		if !ok || name == "" || u == "" {
-			return fmt.Errorf("want name=URL, got %q", s)
-		}
-		e := endpoints[name]
-		e.MetricsURL = u
-		endpoints[name] = e
-		return nil
-	})
+	targets, metrics := map[string]string{}, map[string]string{}
+	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", nameURLFlag(targets))
+	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", nameURLFlag(metrics))
 	names, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
@@ -88,14 +70,17 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return exitOK
 	}
-	if len(endpoints) > 0 {
-		for name, e := range endpoints {
-			if e.URL == "" {
-				fmt.Fprintf(stderr, "loadtest scenario: -metrics %s without -target %s\n", name, name)
-				return exitUsage
-			}
+	for name := range metrics {
+		if targets[name] == "" {
+			fmt.Fprintf(stderr, "loadtest scenario: -metrics %s without -target %s\n", name, name)
+			return exitUsage
 		}
-		r.Endpoints = endpoints
+	}
+	if len(targets) > 0 {
+		r.Endpoints = map[string]scenario.Endpoint{}
+		for name, u := range targets {
+			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name]}
+		}
 	}
 	todo, err := pick(names)
 	if err != nil {
@@ -141,11 +126,4 @@ func pick(names []string) ([]scenario.Scenario, error) {
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }

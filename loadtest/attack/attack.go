@@ -132,7 +132,7 @@ func New(cfg Config) (*Attack, error) {
 	for i := range groups {
 		groups[i] = newRecorder()
 	}
-	return &Attack{cfg: cfg, url: u, srcs: srcs, groups: groups, runID: rand.Uint64(), scratch: newResult()}, nil
+	return &Attack{cfg: cfg, url: u, srcs: srcs, groups: groups, runID: rand.Uint64(), scratch: NewResult()}, nil
 }
 
 // resolveLiteral returns host's address when it is an IP literal or localhost.
@@ -176,7 +176,7 @@ func (a *Attack) Run(ctx context.Context) (*Result, error) {
 	case ModeOpen:
 		start = a.open(ctx, tr)
 	}
-	res := newResult()
+	res := NewResult()
 	res.Mode = a.cfg.Mode
 	var last time.Time
 	for _, g := range a.groups {

@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -78,7 +79,7 @@ const (
 // TransportConfig says how to build a [Transport].
 type TransportConfig struct {
 	Kind    ClientKind
-	Method  string
+	Method  string // empty: GET
 	URL     *url.URL
 	Header  http.Header
 	Conns   int           // connections to size the pool for
@@ -92,6 +93,7 @@ type TransportConfig struct {
 // connection and so aborts requests in flight.
 func NewTransport(ctx context.Context, cfg TransportConfig) (Transport, error) {
 	d := newDialer(cfg.SourceAddrs)
+	cfg.Method = cmp.Or(cfg.Method, http.MethodGet)
 	switch cfg.Kind {
 	case ClientFast, "":
 		return newRawTransport(ctx, cfg, d), nil

@@ -15,23 +15,23 @@ func (a *Attack) closed(ctx context.Context, tr Transport) time.Time {
 	a.markStarted(start)
 	end := start.Add(a.cfg.Duration)
 	var claimed atomic.Int64
-	claim := func() bool {
+	claim := func(now time.Time) bool {
 		if ctx.Err() != nil {
 			return false
 		}
 		if a.cfg.Requests > 0 && claimed.Add(1) > a.cfg.Requests {
 			return false
 		}
-		return a.cfg.Duration <= 0 || time.Now().Before(end)
+		return a.cfg.Duration <= 0 || now.Before(end)
 	}
 	var wg sync.WaitGroup
 	for id := range a.cfg.Concurrency {
 		wg.Go(func() {
 			w := a.newWorker(id, tr)
 			defer w.close()
-			for claim() {
-				// In a closed loop a request is due when its worker is free.
-				w.fire(ctx, w.rec, time.Now(), false)
+			// In a closed loop a request is due when its worker is free.
+			for now := time.Now(); claim(now); now = time.Now() {
+				w.fire(ctx, w.rec, now, false)
 			}
 		})
 	}

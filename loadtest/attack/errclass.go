@@ -18,7 +18,6 @@ const (
 	ErrReset                   // the peer dropped the connection: ECONNRESET, EPIPE, early EOF
 	ErrTimeout                 // the request timeout or a dial timeout expired
 	ErrOther                   // anything else
-	numErrClasses
 )
 
 // ErrClasses lists every class, in report order.

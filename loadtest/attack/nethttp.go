@@ -29,10 +29,6 @@ func newStdTransport(ctx context.Context, cfg TransportConfig, d *dialer) *stdTr
 		DisableCompression:  true,
 		ForceAttemptHTTP2:   false,
 	}
-	method := cfg.Method
-	if method == "" {
-		method = http.MethodGet
-	}
 	return &stdTransport{
 		ctx: ctx,
 		// A redirect is an answer like any other: following it would send
@@ -40,7 +36,7 @@ func newStdTransport(ctx context.Context, cfg TransportConfig, d *dialer) *stdTr
 		client: &http.Client{Transport: tr, Timeout: cfg.Timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 		tr:     tr,
-		method: method,
+		method: cfg.Method,
 		url:    cfg.URL.String(),
 		host:   cfg.Header.Get("Host"),
 		header: cfg.Header,

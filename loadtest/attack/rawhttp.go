@@ -32,10 +32,6 @@ type rawTransport struct {
 }
 
 func newRawTransport(ctx context.Context, cfg TransportConfig, d *dialer) *rawTransport {
-	method := cfg.Method
-	if method == "" {
-		method = http.MethodGet
-	}
 	// A Host or User-Agent among the extra headers replaces the generated
 	// one: HTTP/1.1 allows one Host line (a server answers two with 400).
 	host := cfg.URL.Host
@@ -43,7 +39,7 @@ func newRawTransport(ctx context.Context, cfg TransportConfig, d *dialer) *rawTr
 		host = v
 	}
 	var h bytes.Buffer
-	fmt.Fprintf(&h, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, cfg.URL.RequestURI(), host)
+	fmt.Fprintf(&h, "%s %s HTTP/1.1\r\nHost: %s\r\n", cfg.Method, cfg.URL.RequestURI(), host)
 	if cfg.Header.Get("User-Agent") == "" {
 		h.WriteString("User-Agent: orderlab-loadtest\r\n")
 	}
@@ -220,7 +216,7 @@ func (c *rawClient) readResponse() (status int, keep bool, err error) {
 					return 0, false, fmt.Errorf("malformed Content-Length %q", value)
 				}
 			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-				chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+				chunked = containsFold(value, []byte("chunked"))
 			case bytes.EqualFold(name, []byte("Connection")):
 				if bytes.EqualFold(value, []byte("close")) {
 					keep = false
@@ -296,6 +292,17 @@ func (c *rawClient) discardChunked() error {
 			return err
 		}
 	}
+}
+
+// containsFold reports whether s contains sub, ignoring ASCII case, without
+// allocating (bytes.ToLower would copy s on every response).
+func containsFold(s, sub []byte) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if bytes.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // dialAddr is the host and port to dial for u: its port, or 80 when it

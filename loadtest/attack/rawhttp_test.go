@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -239,5 +240,24 @@ func TestDialAddrAddsTheDefaultPortOnce(t *testing.T) {
 	defer c.Close()
 	if st, err := c.Do(&Request{}); err != nil || st != 200 {
 		t.Errorf("[::1]: status %d, %v", st, err)
+	}
+}
+
+// TestReadResponseDoesNotAllocate guards the fast client's promise
+// (README.md, Efficiency): parsing an answer, plain or chunked, allocates
+// nothing.
+func TestReadResponseDoesNotAllocate(t *testing.T) {
+	for name, resp := range map[string]string{
+		"plain":   "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok",
+		"chunked": "HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+	} {
+		c := &rawClient{br: bufio.NewReaderSize(strings.NewReader(strings.Repeat(resp, 200)), 8<<10)}
+		if n := testing.AllocsPerRun(100, func() {
+			if _, _, err := c.readResponse(); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per response, want 0", name, n)
+		}
 	}
 }

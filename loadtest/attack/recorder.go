@@ -44,7 +44,7 @@ type recorder struct {
 	last time.Time // when the last answer or error arrived
 }
 
-func newRecorder() *recorder { return &recorder{res: newResult()} }
+func newRecorder() *recorder { return &recorder{res: NewResult()} }
 
 // outcome is what a worker learned from one request.
 type outcome struct {

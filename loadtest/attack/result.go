@@ -33,7 +33,8 @@ type Result struct {
 	WarmupErrors int64
 }
 
-func newResult() *Result {
+// NewResult returns an empty Result, ready to merge others into.
+func NewResult() *Result {
 	return &Result{
 		Status:              make(map[int]int64),
 		Errors:              make(map[string]int64),
@@ -45,9 +46,6 @@ func newResult() *Result {
 		SchedulerLag:        NewHistogram(),
 	}
 }
-
-// NewResult returns an empty Result, ready to merge others into.
-func NewResult() *Result { return newResult() }
 
 // Merge adds o's counts and histograms to r. Started becomes the earlier
 // start and Elapsed the later end, as if both runs were one.

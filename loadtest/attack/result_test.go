@@ -7,7 +7,7 @@ import (
 
 func TestMergeAddsCountsAndHistograms(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a, b := newResult(), newResult()
+	a, b := NewResult(), NewResult()
 	a.Mode, a.Started, a.Elapsed = ModeOpen, t0, 10*time.Second
 	b.Started, b.Elapsed = t0.Add(5*time.Second), 10*time.Second
 	for i := range 99 {

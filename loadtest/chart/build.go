@@ -43,7 +43,7 @@ func (b *Builder) HTTPCharts(runs []report.Run) []Chart {
 				nonzero = nonzero || p.Y != 0
 			}
 		}
-		if optional[m.Title] && !nonzero {
+		if m.Optional && !nonzero {
 			continue
 		}
 		line := charts.NewLine()
@@ -58,7 +58,7 @@ func (b *Builder) HTTPCharts(runs []report.Run) []Chart {
 			}
 			line.AddSeries(r.Name, data, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(len(data) < 20)}))
 		}
-		out = append(out, snippet(line.ChartID, line))
+		out = append(out, snippet(line))
 	}
 	return out
 }
@@ -84,7 +84,7 @@ func (b *Builder) percentiles(runs []report.Run) Chart {
 		}
 		bar.AddSeries(r.Name, data)
 	}
-	return snippet(bar.ChartID, bar)
+	return snippet(bar)
 }
 
 // Bars is one bar per label, e.g. the elapsed time of each task model.
@@ -98,7 +98,7 @@ func (b *Builder) Bars(title, unit string, labels []string, values []float64) Ch
 		data[i] = opts.BarData{Value: round(v)}
 	}
 	bar.AddSeries(title, data)
-	return snippet(bar.ChartID, bar)
+	return snippet(bar)
 }
 
 // round keeps four significant digits, so the HTML stays small.

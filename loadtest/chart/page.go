@@ -27,15 +27,14 @@ type Section struct {
 
 // Chart is a rendered go-echarts chart.
 type Chart struct {
-	ID      string
 	Element template.HTML
 	Script  template.HTML
 }
 
 // snippet renders a go-echarts chart into a Chart.
-func snippet(id string, r interface{ RenderSnippet() render.ChartSnippet }) Chart {
+func snippet(r interface{ RenderSnippet() render.ChartSnippet }) Chart {
 	s := r.RenderSnippet()
-	return Chart{ID: id, Element: template.HTML(s.Element), Script: template.HTML(s.Script)}
+	return Chart{Element: template.HTML(s.Element), Script: template.HTML(s.Script)}
 }
 
 // Write renders p as one HTML document with ECharts inlined.
@@ -52,7 +51,6 @@ func Write(w io.Writer, p Page) error {
 }
 
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
-	"num": func(i int) bool { return i > 0 },
 	"anchor": func(s string) string {
 		return strings.Map(func(r rune) rune {
 			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {

@@ -16,6 +16,8 @@ type Metric struct {
 	Value func(scrape.Sample) float64
 	Rate  bool
 	Scale float64 // multiply by (0: 1)
+	// Optional charts are left out when every point of every run is zero.
+	Optional bool
 }
 
 // over returns m over time for one run.
@@ -58,7 +60,7 @@ func queued(s scrape.Sample) float64 {
 // OverTime are the server-side charts of an HTTP phase.
 var OverTime = []Metric{
 	{Title: "Throughput (answered requests/s)", Unit: "req/s", Value: func(s scrape.Sample) float64 { return s.Requests }, Rate: true},
-	{Title: "Orders committed/s", Unit: "orders/s", Value: func(s scrape.Sample) float64 { return s.Orders }, Rate: true},
+	{Title: "Orders committed/s", Unit: "orders/s", Value: func(s scrape.Sample) float64 { return s.Orders }, Rate: true, Optional: true},
 	{Title: "Pool acquire wait p99", Unit: "ms", Value: func(s scrape.Sample) float64 { return s.AcquireWaitP99 }, Scale: 1e3},
 	{Title: "Queue length (pipeline queues + semaphore waiters)", Unit: "items", Value: queued},
 	{Title: "Requests in flight", Unit: "requests", Value: func(s scrape.Sample) float64 { return s.InFlight }},
@@ -66,8 +68,5 @@ var OverTime = []Metric{
 	{Title: "OS threads (go_threads)", Unit: "threads", Value: func(s scrape.Sample) float64 { return s.Threads }},
 	{Title: "RSS", Unit: "MiB", Value: func(s scrape.Sample) float64 { return s.RSSBytes }, Scale: 1.0 / (1 << 20)},
 	{Title: "Heap in use", Unit: "MiB", Value: func(s scrape.Sample) float64 { return s.HeapInuse }, Scale: 1.0 / (1 << 20)},
-	{Title: "Audit writes pending", Unit: "audits", Value: func(s scrape.Sample) float64 { return s.AuditPending }},
+	{Title: "Audit writes pending", Unit: "audits", Value: func(s scrape.Sample) float64 { return s.AuditPending }, Optional: true},
 }
-
-// optional charts are left out when every point of every run is zero.
-var optional = map[string]bool{"Orders committed/s": true, "Audit writes pending": true}

@@ -3,7 +3,6 @@ package lab
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -72,14 +71,4 @@ func (l *Lab) Stop() error {
 	}
 	l.Services, l.logs = nil, nil
 	return errors.Join(errs...)
-}
-
-// Service returns the running service called name.
-func (l *Lab) Service(name string) (*Service, error) {
-	for _, s := range l.Services {
-		if s.Name == name {
-			return s, nil
-		}
-	}
-	return nil, fmt.Errorf("no service %q in the lab", name)
 }

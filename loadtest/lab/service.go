@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -17,9 +18,8 @@ import (
 // Service is one running service process.
 type Service struct {
 	Name       string
-	URL        string            // API base, e.g. http://127.0.0.1:40123
-	MetricsURL string            // http://127.0.0.1:40124/metrics
-	Env        map[string]string // what the scenario set, besides addresses and DATABASE_URL
+	URL        string // API base, e.g. http://127.0.0.1:40123
+	MetricsURL string // http://127.0.0.1:40124/metrics
 	cmd        *exec.Cmd
 	done       chan struct{}
 	waitErr    error
@@ -35,12 +35,7 @@ func start(ctx context.Context, name, bin, dbURL string, env map[string]string, 
 	httpAddr, adminAddr := addrs[0], addrs[1]
 	cmd := exec.Command(bin)
 	cmd.Env = append(baseEnv(), "DATABASE_URL="+dbURL, "HTTP_ADDR="+httpAddr, "ADMIN_ADDR="+adminAddr)
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		cmd.Env = append(cmd.Env, k+"="+env[k])
 	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -48,7 +43,7 @@ func start(ctx context.Context, name, bin, dbURL string, env map[string]string, 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	s := &Service{Name: name, URL: "http://" + httpAddr, MetricsURL: "http://" + adminAddr + "/metrics",
-		Env: env, cmd: cmd, done: make(chan struct{})}
+		cmd: cmd, done: make(chan struct{})}
 	go func() { s.waitErr = cmd.Wait(); close(s.done) }()
 	if err := s.awaitReady(ctx, ready); err != nil {
 		_ = s.stop(5 * time.Second)

@@ -4,6 +4,7 @@
 package measure
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -89,15 +90,24 @@ func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.
 	if res == nil {
 		return report.Run{}, runErr
 	}
-	name := t.Name
-	if name == "" {
-		name = cfg.Target.URL
-	}
-	run, err := report.FromResult(name, cfg.Target.URL, cfg, res, series)
+	run, err := report.FromResult(cmp.Or(t.Name, cfg.Target.URL), cfg.Target.URL, cfg, res, series)
 	if err != nil {
 		return run, err
 	}
 	run.ClientCPUSeconds = cpu.Seconds()
 	run.SLO = opt.SLO.Evaluate(run)
 	return run, runErr
+}
+
+// Sleep waits d unless ctx ends first, and reports whether d passed: the
+// pause between the runs of the loadtest command and of the scenario runner.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

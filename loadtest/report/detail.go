@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,13 +104,8 @@ func statuses(m map[string]int64) string {
 	if len(m) == 0 {
 		return "-"
 	}
-	codes := make([]string, 0, len(m))
-	for c := range m {
-		codes = append(codes, c)
-	}
-	slices.Sort(codes)
 	var b strings.Builder
-	for _, c := range codes {
+	for _, c := range slices.Sorted(maps.Keys(m)) {
 		b.WriteString(c + ": " + strconv.FormatInt(m[c], 10) + "  ")
 	}
 	return strings.TrimSpace(b.String())

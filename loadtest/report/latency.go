@@ -52,27 +52,24 @@ func (l *Latency) Histogram() (hist, error) {
 	return h, nil
 }
 
+// figures are the named figures of a Latency, as table columns and SLO
+// terms write them.
+var figures = map[string]func(*Latency) float64{
+	"p50":    func(l *Latency) float64 { return l.P50 },
+	"p90":    func(l *Latency) float64 { return l.P90 },
+	"p99":    func(l *Latency) float64 { return l.P99 },
+	"p99.9":  func(l *Latency) float64 { return l.P999 },
+	"p99.99": func(l *Latency) float64 { return l.P9999 },
+	"max":    func(l *Latency) float64 { return l.Max },
+	"mean":   func(l *Latency) float64 { return l.Mean },
+}
+
 // Quantile returns a named figure of l: "p50", "p90", "p99", "p99.9",
 // "p99.99", "max" or "mean"; ok is false for any other name.
 func (l *Latency) Quantile(name string) (d time.Duration, ok bool) {
-	var s float64
-	switch name {
-	case "p50":
-		s = l.P50
-	case "p90":
-		s = l.P90
-	case "p99":
-		s = l.P99
-	case "p99.9":
-		s = l.P999
-	case "p99.99":
-		s = l.P9999
-	case "max":
-		s = l.Max
-	case "mean":
-		s = l.Mean
-	default:
+	f, ok := figures[name]
+	if !ok {
 		return 0, false
 	}
-	return time.Duration(s * float64(time.Second)), true
+	return time.Duration(f(l) * float64(time.Second)), true
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -67,14 +68,14 @@ type Settings struct {
 func SettingsOf(cfg attack.Config) Settings {
 	s := Settings{
 		Mode:            string(cfg.Mode),
-		Method:          cmp(cfg.Target.Method, "GET"),
+		Method:          cmp.Or(cfg.Target.Method, "GET"),
 		Concurrency:     cfg.Concurrency,
 		Requests:        cfg.Requests,
 		DurationSeconds: cfg.Duration.Seconds(),
 		TimeoutSeconds:  cfg.Timeout.Seconds(),
 		Retries:         cfg.Retries,
 		Warmup:          cfg.Warmup,
-		Client:          string(cmp(cfg.Client, attack.ClientFast)),
+		Client:          string(cmp.Or(cfg.Client, attack.ClientFast)),
 	}
 	switch p := cfg.Pacer.(type) {
 	case attack.ConstantPacer:
@@ -83,14 +84,6 @@ func SettingsOf(cfg attack.Config) Settings {
 		s.Rate, s.RampFrom, s.RampSeconds = p.To, p.From, p.Ramp.Seconds()
 	}
 	return s
-}
-
-func cmp[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // Run is one run against one target.

@@ -24,8 +24,6 @@ type Bound struct {
 	Text   string  // as written
 }
 
-var latencyMetrics = map[string]bool{"p50": true, "p90": true, "p99": true, "p99.9": true, "p99.99": true, "max": true, "mean": true}
-
 // ParseSLO parses a comma-separated list of bounds. The empty string is the empty SLO.
 func ParseSLO(s string) (SLO, error) {
 	var slo SLO
@@ -47,7 +45,7 @@ func ParseSLO(s string) (SLO, error) {
 		rest = strings.TrimSpace(rest)
 		var err error
 		switch {
-		case latencyMetrics[b.Metric]:
+		case figures[b.Metric] != nil:
 			var d time.Duration
 			d, err = time.ParseDuration(rest)
 			b.Value = d.Seconds()
@@ -85,7 +83,7 @@ func (s SLO) Evaluate(r Run) []Evaluation {
 		var actual float64
 		var shown string
 		switch {
-		case latencyMetrics[b.Metric]:
+		case figures[b.Metric] != nil:
 			if r.Latency.Success == nil || r.Latency.Success.Count == 0 {
 				out = append(out, Evaluation{Bound: b.Text, Actual: "no successful request"})
 				continue

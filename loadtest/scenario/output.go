@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,12 +18,14 @@ import (
 func write(dir, stamp string, res *Result) (Files, error) {
 	base := filepath.Join(dir, stamp)
 	f := Files{JSON: base + ".json", Markdown: base + ".md", HTML: base + ".html"}
-	err := errors.Join(
-		create(f.JSON, func(w io.Writer) error { return WriteJSON(w, res) }),
+	return f, errors.Join(create(f.JSON, func(w io.Writer) error { return WriteJSON(w, res) }), writeViews(f, res))
+}
+
+// writeViews writes the Markdown and HTML of res to f's paths.
+func writeViews(f Files, res *Result) error {
+	return errors.Join(
 		create(f.Markdown, func(w io.Writer) error { return WriteMarkdown(w, res) }),
-		create(f.HTML, func(w io.Writer) error { return WriteHTML(w, res) }),
-	)
-	return f, err
+		create(f.HTML, func(w io.Writer) error { return WriteHTML(w, res) }))
 }
 
 func create(path string, fill func(io.Writer) error) error {
@@ -59,9 +62,7 @@ func Render(jsonPath string) (Files, error) {
 	}
 	base := strings.TrimSuffix(jsonPath, ".json")
 	files := Files{JSON: jsonPath, Markdown: base + ".md", HTML: base + ".html"}
-	return files, errors.Join(
-		create(files.Markdown, func(w io.Writer) error { return WriteMarkdown(w, &res) }),
-		create(files.HTML, func(w io.Writer) error { return WriteHTML(w, &res) }))
+	return files, writeViews(files, &res)
 }
 
 // WriteMarkdown writes the scenario's tables, with the command, the bound
@@ -88,11 +89,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 		b.WriteString("Published (Java): " + strings.Join(s.Published, "; ") + "\n\n")
 	}
 	for _, e := range s.Expect {
-		who := e.Target
-		if who == "" {
-			who = "all"
-		}
-		fmt.Fprintf(&b, "- expected, %s: %s\n", who, e.Says)
+		fmt.Fprintf(&b, "- expected, %s: %s\n", cmp.Or(e.Target, "all"), e.Says)
 	}
 	fmt.Fprintf(&b, "\nBoard panels: %s.\n", strings.Join(quoted(s.Panels), ", "))
 	_, err := io.WriteString(w, b.String())
@@ -111,7 +108,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		page.Notes = append(page.Notes, "Published (Java): "+strings.Join(s.Published, "; "))
 	}
 	for _, e := range s.Expect {
-		page.Notes = append(page.Notes, "Expected ("+cmp(e.Target, "all")+"): "+e.Says)
+		page.Notes = append(page.Notes, "Expected ("+cmp.Or(e.Target, "all")+"): "+e.Says)
 	}
 	page.Notes = append(page.Notes, "Board panels: "+strings.Join(quoted(s.Panels), ", "))
 	var b chart.Builder
@@ -190,7 +187,7 @@ func describe(p Phase) string {
 	if l.Requests > 0 {
 		shape += fmt.Sprintf(", %d requests", l.Requests)
 	}
-	s := fmt.Sprintf("%s %s, %s", cmp(p.Request.Method, "GET"), p.Request.Path, shape)
+	s := fmt.Sprintf("%s %s, %s", cmp.Or(p.Request.Method, "GET"), p.Request.Path, shape)
 	if len(p.Env) > 0 {
 		s += " (" + envString(p.Env) + ")"
 	}

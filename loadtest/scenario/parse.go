@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -130,7 +131,7 @@ func (p Phase) validate(where string) []error {
 	} else {
 		allowed, known := QueryParams[u.Path]
 		if !known {
-			bad("path %s: not an endpoint that takes load (%v)", u.Path, keys(QueryParams))
+			bad("path %s: not an endpoint that takes load (%v)", u.Path, slices.Sorted(maps.Keys(QueryParams)))
 		}
 		for q := range u.Query() {
 			if !slices.Contains(allowed, q) {
@@ -159,13 +160,4 @@ func (p Phase) validate(where string) []error {
 		bad("load.concurrency %d: want 1..19000 (the open-files limit)", l.Concurrency)
 	}
 	return errs
-}
-
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"maps"
 	"strconv"
 	"time"
 )
@@ -56,10 +55,7 @@ func Quick(s Scenario) Scenario {
 // capPools copies env with the pool-sized knobs capped at quickPool; the
 // pool itself is set to quickPool when env does not set it (the default 20).
 func capPools(env map[string]string) map[string]string {
-	env = maps.Clone(env)
-	if env == nil {
-		env = map[string]string{}
-	}
+	env = merged(env, nil)
 	for _, k := range poolKnobs {
 		if n, err := strconv.Atoi(env[k]); err == nil && n > quickPool {
 			env[k] = strconv.Itoa(quickPool)

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -117,7 +119,7 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, pause time
 		rep := report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
 		pr.Loadtest = rep
 		for i, name := range s.Targets {
-			if i > 0 && !sleep(ctx, pause) {
+			if i > 0 && !measure.Sleep(ctx, pause) {
 				break
 			}
 			if err := r.target(ctx, s, p, name, pr.Env, db, logDir, rep); err != nil {
@@ -160,7 +162,7 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, e
 		return err
 	}
 	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL}, configOf(p, ep.URL),
-		measure.Options{ScrapeInterval: cmp(r.Scrape, 250*time.Millisecond), SLO: slo})
+		measure.Options{ScrapeInterval: cmp.Or(r.Scrape, 250*time.Millisecond), SLO: slo})
 	if run.Name != "" {
 		rep.Runs = append(rep.Runs, run)
 		fmt.Fprintf(r.Log, "-- %s %s: %.0f req/s, %d ok, %d rejected, %d errors in %s\n",
@@ -186,7 +188,7 @@ func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.W
 		pool := 0
 		if u, err := url.Parse(p.Request.Path); err == nil && (u.Path == "/orders" || u.Path == "/work/db") {
 			env := merged(s.Env, p.Env)
-			if pool, err = strconv.Atoi(cmp(env["DB_MAX_CONNS"], "20")); err != nil {
+			if pool, err = strconv.Atoi(cmp.Or(env["DB_MAX_CONNS"], "20")); err != nil {
 				return fmt.Errorf("DB_MAX_CONNS %q: %w", env["DB_MAX_CONNS"], err)
 			}
 		}
@@ -206,7 +208,7 @@ func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.W
 				"stop other users of the server (make run, tests) or raise max_connections", free, s.Name, need)
 		}
 		fmt.Fprintf(log, "   waiting for Postgres connections: %d free, %d needed\n", free, need)
-		if !sleep(ctx, 5*time.Second) {
+		if !measure.Sleep(ctx, 5*time.Second) {
 			return ctx.Err()
 		}
 	}
@@ -217,11 +219,11 @@ func configOf(p Phase, base string) attack.Config {
 	l := p.Load
 	cfg := attack.Config{
 		Mode:        attack.Mode(l.Mode),
-		Target:      attack.Target{Method: cmp(p.Request.Method, "GET"), URL: strings.TrimRight(base, "/") + p.Request.Path},
+		Target:      attack.Target{Method: cmp.Or(p.Request.Method, "GET"), URL: strings.TrimRight(base, "/") + p.Request.Path},
 		Concurrency: l.Concurrency,
 		Requests:    l.Requests,
 		Duration:    l.Duration.D(),
-		Timeout:     cmp(l.Timeout.D(), 30*time.Second),
+		Timeout:     cmp.Or(l.Timeout.D(), 30*time.Second),
 		Retries:     5,
 		Warmup:      l.Warmup == nil || *l.Warmup,
 	}
@@ -265,7 +267,7 @@ func runTasks(t Tasks) *TasksResult {
 	if t.Workers == 0 {
 		st = tasks.Goroutines(t.Jobs, job)
 	} else {
-		st = tasks.Pool(max(t.Workers, 0), t.Jobs, job)
+		st = tasks.Pool(t.Workers, t.Jobs, job) // -1: GOMAXPROCS
 	}
 	tr := &TasksResult{Stats: st, ElapsedSeconds: st.Elapsed.Seconds()}
 	if t.ScaleTo > t.Jobs {
@@ -295,7 +297,7 @@ func envString(env map[string]string) string {
 		return "the defaults"
 	}
 	parts := make([]string, 0, len(env))
-	for _, k := range keys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		parts = append(parts, k+"="+env[k])
 	}
 	return strings.Join(parts, " ")
@@ -306,24 +308,4 @@ var notWord = regexp.MustCompile(`[^a-z0-9]+`)
 // dbNameOf is the scenario's database: orderlab_scn_<name>.
 func dbNameOf(name string) string {
 	return "orderlab_scn_" + strings.Trim(notWord.ReplaceAllString(strings.ToLower(name), "_"), "_")
-}
-
-func cmp[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
-// sleep waits d unless ctx ends first, and reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -168,6 +168,11 @@ func buckets(mf *dto.MetricFamily) []Bucket {
 			byBound[math.Inf(1)] += float64(h.GetSampleCount())
 		}
 	}
+	return sorted(byBound)
+}
+
+// sorted turns counts by upper bound into buckets in order of their bounds.
+func sorted(byBound map[float64]float64) []Bucket {
 	out := make([]Bucket, 0, len(byBound))
 	for ub, c := range byBound {
 		out = append(out, Bucket{UpperBound: ub, Count: c})
@@ -211,12 +216,7 @@ func Increase(snapshots [][]Bucket) []Bucket {
 	if len(byBound) == 0 {
 		return nil
 	}
-	out := make([]Bucket, 0, len(byBound))
-	for ub, c := range byBound {
-		out = append(out, Bucket{UpperBound: ub, Count: c})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].UpperBound < out[j].UpperBound })
-	return out
+	return sorted(byBound)
 }
 
 // counterIncrease is how much a counter grew from one snapshot to the

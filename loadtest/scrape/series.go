@@ -50,7 +50,8 @@ func (s Series) Summary() Summary {
 	if len(s.Samples) == 0 {
 		return sum
 	}
-	for _, x := range s.Samples {
+	buckets := make([][]Bucket, len(s.Samples))
+	for i, x := range s.Samples {
 		sum.PeakGoroutines = max(sum.PeakGoroutines, x.Goroutines)
 		sum.PeakThreads = max(sum.PeakThreads, x.Threads)
 		sum.PeakRSSBytes = max(sum.PeakRSSBytes, x.RSSBytes)
@@ -63,9 +64,6 @@ func (s Series) Summary() Summary {
 			q += v
 		}
 		sum.PeakQueueLength = max(sum.PeakQueueLength, q)
-	}
-	buckets := make([][]Bucket, len(s.Samples))
-	for i, x := range s.Samples {
 		buckets[i] = x.AcquireWait
 		if i > 0 {
 			sum.Rejections += counterIncrease(s.Samples[i-1].Rejections, x.Rejections)
