@@ -4,9 +4,12 @@ package board
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -30,6 +33,67 @@ func TestCommittedJSONIsGenerated(t *testing.T) {
 			t.Errorf("grafana/dashboards/%s is stale: run `go run ./grafana/generate` (make dashboards)", name)
 		}
 	}
+}
+
+// TestEveryQueryFollowsTheServiceVariable checks that every Prometheus
+// expression on the board, in panels and in annotations, selects on
+// $service, so picking a service in the variable narrows every panel.
+func TestEveryQueryFollowsTheServiceVariable(t *testing.T) {
+	d, err := PoolStarvation()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	exprs := collectExprs(doc)
+	// 60 panel targets and the alert annotation: fewer means the walk
+	// missed them, not that the board is clean.
+	if len(exprs) < 61 {
+		t.Fatalf("found %d expressions on the board, want at least 61", len(exprs))
+	}
+	for _, e := range exprs {
+		metrics := metricRef.FindAllStringSubmatch(e, -1)
+		if len(metrics) == 0 {
+			t.Errorf("no metric found in %q", e)
+		}
+		for _, m := range metrics {
+			if !strings.Contains(m[2], serviceMatcher) {
+				t.Errorf("%s without %s in %q", m[1], serviceMatcher, e)
+			}
+		}
+	}
+}
+
+// metricRef finds the metric names of the board's series (the services'
+// orderlab_, go_ and process_ families, the recording rules' job:orderlab_,
+// and ALERTS) with the selector that follows them, if any.
+var metricRef = regexp.MustCompile(`\b((?:job:)?orderlab_[\w:]*|go_\w+|process_\w+|ALERTS)(\{[^}]*\})?`)
+
+// collectExprs returns the value of every "expr" key in a decoded JSON
+// document.
+func collectExprs(v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && k == "expr" {
+				out = append(out, s)
+				continue
+			}
+			out = append(out, collectExprs(x)...)
+		}
+	case []any:
+		for _, x := range v {
+			out = append(out, collectExprs(x)...)
+		}
+	}
+	return out
 }
 
 // TestCommittedJSONIsStrictlyValid parses every committed dashboard with

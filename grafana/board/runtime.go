@@ -1,0 +1,34 @@
+package board
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/units"
+)
+
+// runtimePanels are the row "Go runtime and process".
+func runtimePanels() []cog.Builder[dashboard.Panel] {
+	return []cog.Builder[dashboard.Panel]{
+		series("Goroutines", units.Short, 8,
+			"One goroutine per in-flight request plus the pool's and the pipeline's own. Unbounded concurrency shows here first (the Go side of the Java write-ups' thread counts).",
+			query(sumBy("job", sel("go_goroutines")), "{{job}}"),
+		),
+		series("Pending audit writes", units.Short, 8,
+			"Audit writes queued or running (AUDIT_DELAY; 0 when off). unbounded and semaphore start a goroutine per write with nothing to bound them, so this, goroutines and memory climb without limit under load (no backpressure); the pipeline's audit stage holds it at AUDIT_QUEUE plus AUDIT_WORKERS.",
+			query(sumBy("job", sel("orderlab_audit_pending")), "{{job}}"),
+		),
+		series("OS threads", units.Short, 8,
+			"go_threads: goroutines blocked in syscalls or cgo each hold an OS thread (the Go shape of virtual-thread pinning; API_WAIT_MODE=syscall on /work/api shows it).",
+			query(sumBy("job", sel("go_threads")), "{{job}}"),
+		),
+		series("Memory", units.BytesIEC, 12,
+			"Resident set size, and the Go heap in use (dashed). Per-request allocations (REQUEST_BUFFER_BYTES) multiplied by unbounded concurrency show up here; REQUEST_BUFFER_POOL=true reuses them.",
+			query(sumBy("job", sel("process_resident_memory_bytes")), "{{job}} RSS"),
+			query(sumBy("job", sel("go_memstats_heap_inuse_bytes")), "{{job}} heap in use"),
+		).OverrideByRegexp(".* heap in use", dashed()),
+		series("Open file descriptors", units.Short, 12,
+			"Sockets and files: client connections plus pool connections.",
+			query(sumBy("job", sel("process_open_fds")), "{{job}}"),
+		),
+	}
+}

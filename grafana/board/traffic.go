@@ -1,0 +1,30 @@
+package board
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/units"
+)
+
+// trafficPanels are the row "Traffic and errors".
+func trafficPanels() []cog.Builder[dashboard.Panel] {
+	return []cog.Builder[dashboard.Panel]{
+		series("Throughput", units.RequestsPerSecond, 9,
+			"Requests answered per second (any status, health checks excluded), and orders committed per second. The gap between them is rejections and failures.",
+			query(sumBy("job", rate(sel("orderlab_http_request_duration_seconds_count", apiRoutes))), "{{job}} requests/s"),
+			query(sumBy("job", rate(sel("orderlab_orders_created_total"))), "{{job}} orders/s"),
+		).OverrideByRegexp(".* orders/s", dashed()),
+
+		series("Responses by status (errors and rejections)", units.RequestsPerSecond, 9,
+			"429: admission control said no (semaphore: no permit within LIMIT_WAIT; pipeline: intake queue full). 5xx: the request failed, typically its deadline (REQUEST_TIMEOUT) expired while it waited for a pool connection.",
+			query(sumBy("job, code", rate(sel("orderlab_http_request_duration_seconds_count", apiRoutes))), "{{job}} {{code}}"),
+		).
+			OverrideByRegexp(".* 429", fixedColor("orange")).
+			OverrideByRegexp(`.* 5\d\d`, fixedColor("red")),
+
+		series("Requests in flight", units.Short, 6,
+			"Requests being served now. With unbounded concurrency this climbs with the offered load; a semaphore or a bounded queue caps it.",
+			query(sumBy("job", sel("orderlab_http_requests_in_flight")), "{{job}}"),
+		),
+	}
+}
