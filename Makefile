@@ -98,7 +98,7 @@ run: build ## the three services on 127.0.0.1:8081-8083 (admin 9091-9093) agains
 	DATABASE_URL='$(DATABASE_URL)' HTTP_ADDR=127.0.0.1:8083 ADMIN_ADDR=127.0.0.1:9093 $(BIN)/pipeline & \
 	wait
 
-## ---- loadtest (issue 3) ----
+## ---- loadtest ----
 .PHONY: loadtest
 loadtest: ## run the load generator: make loadtest ARGS='open -rate 2000 -d 30s http://127.0.0.1:8081/work/db?delay=20ms'
 	$(GO) run ./loadtest $(ARGS)
@@ -116,7 +116,7 @@ bench-loadtest: ## loadtest vs wrk: requests per client CPU-second (installs wrk
 	  taskset -c 0 $(BIN)/benchwrk -loadtest $(BIN)/loadtest -cpu 1 $(BENCH_ARGS); \
 	else $(BIN)/benchwrk -loadtest $(BIN)/loadtest -cpu '' $(BENCH_ARGS); fi
 
-## ---- lab, e2e (issue 4) ----
+## ---- lab, e2e ----
 .PHONY: lab
 lab: ## the lab: docker compose up --build, then Grafana on http://127.0.0.1:3000 (docs/lab.md)
 	@command -v docker >/dev/null 2>&1 || { echo "lab: docker not found. The lab needs Docker with Compose v2; without Docker, 'make e2e' runs the same config, rules and board against local processes."; exit 1; }
@@ -158,7 +158,7 @@ $(BIN)/jaeger:
 e2e-jaeger: $(BIN)/jaeger ## make e2e, plus a real Jaeger with the compose config: exemplar links must open their trace
 	$(MAKE) e2e JAEGER=$(BIN)/jaeger
 
-## ---- scenarios (issue 5) ----
+## ---- scenarios ----
 # make scenario NAME=pool-starvation [QUICK=1]; make scenarios [QUICK=1].
 # Results: results/<scenario>/<timestamp>.{json,md,html} (see README.md, Results).
 SCENARIO_ARGS ?=

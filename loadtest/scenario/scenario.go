@@ -9,7 +9,7 @@ import (
 type Scenario struct {
 	Name       string `yaml:"name" json:"name"`             // the file's base name, e.g. burst-1000
 	Title      string `yaml:"title" json:"title"`           // one line
-	Reproduces string `yaml:"reproduces" json:"reproduces"` // the experiment or pitfall of REFERENCE.md
+	Reproduces string `yaml:"reproduces" json:"reproduces"` // the experiment or pitfall of README.md, The pitfalls
 	Question   string `yaml:"question" json:"question"`     // what the scenario answers
 	// Published holds the Java figures the scenario is compared with.
 	Published []string `yaml:"published" json:"published"`

@@ -1,6 +1,7 @@
-// Package scenarios is the catalog: one YAML file per scenario of issue 5
-// (the experiments and pitfalls of REFERENCE.md), embedded so that the
-// loadtest binary carries them. See package scenario for the format.
+// Package scenarios is the catalog: one YAML file per scenario (the four
+// published experiments and the six pitfalls of README.md, The pitfalls),
+// embedded so that the loadtest binary carries them. See package scenario
+// for the format.
 package scenarios
 
 import (
