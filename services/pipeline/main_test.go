@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -102,6 +104,44 @@ func TestFullQueueRejects(t *testing.T) {
 	}
 	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", nil); v != float64(rejected) {
 		t.Errorf("rejections_total = %v, want %d", v, rejected)
+	}
+}
+
+// The intake slot is reserved before the body is read, and given back by a
+// request that fails validation.
+func TestAdmissionBeforeDecode(t *testing.T) {
+	inst := apptest.Start(t, service, map[string]string{
+		"DB_MAX_CONNS": "1", "BATCH_MAX": "1", "QUEUE_CAPACITY": "1", "ENQUEUE_WAIT": "0s",
+	})
+	apptest.AdmissionBeforeDecode(t, inst, func() func() {
+		// The worker, the persist queue (BATCH_MAX), every price worker
+		// (GOMAXPROCS: the service runs in this process) and the intake
+		// slot, one at a time: each must be admitted and, but the last,
+		// taken off the intake before the next comes.
+		n := 3 + runtime.GOMAXPROCS(0)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				if r, err := inst.Do("GET", "/work/db?delay=2s", "", nil, nil); err != nil || r.Status != http.StatusOK {
+					t.Errorf("holder: %v %d %s", err, r.Status, r.Body)
+				}
+			})
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				fams := inst.Metrics()
+				admitted := apptest.Count(fams, "orderlab_pipeline_enqueue_wait_seconds", map[string]string{"outcome": "enqueued"})
+				queued := apptest.Value(fams, "orderlab_pipeline_queue_length", map[string]string{"stage": "intake"})
+				if admitted == uint64(i+1) && (queued == 0 || i == n-1) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("holder %d: %d admitted, %v in intake", i, admitted, queued)
+				}
+			}
+		}
+		return wg.Wait
+	})
+	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", map[string]string{"reason": "queue_full"}); v != 4 {
+		t.Errorf("rejections_total{reason=queue_full} = %v, want 4", v)
 	}
 }
 

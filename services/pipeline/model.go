@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/pipeline"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 )
@@ -17,17 +18,26 @@ type model struct {
 	pipeline *pipeline.Pipeline
 }
 
-func (m model) PlaceOrder(ctx context.Context, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
-	r, err := m.pipeline.PlaceOrder(ctx, in, key, delay)
+// Admit reserves an intake slot (and for an order an audit slot) before the
+// body is read; reads are let in.
+func (m model) Admit(ctx context.Context, w overload.Work) (overload.Ticket, error) {
+	if w == overload.GetOrder {
+		return overload.Free, nil
+	}
+	return m.pipeline.Admit(ctx, w)
+}
+
+func (m model) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
+	r, err := m.pipeline.PlaceOrder(ctx, t, in, key, delay)
 	return r.Order, r.Created, err
 }
 
-func (m model) GetOrder(ctx context.Context, id int64) (order.Order, error) {
+func (m model) GetOrder(ctx context.Context, _ overload.Ticket, id int64) (order.Order, error) {
 	return m.store.GetOrder(ctx, id)
 }
 
-func (m model) HoldConnection(ctx context.Context, d time.Duration) error {
-	return m.pipeline.HoldConnection(ctx, d)
+func (m model) HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration) error {
+	return m.pipeline.HoldConnection(ctx, t, d)
 }
 
 // Close drains the queues: every accepted order is committed or failed.

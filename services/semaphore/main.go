@@ -1,8 +1,10 @@
 // Command semaphore is the order service that bounds database access with a
-// weighted semaphore (golang.org/x/sync/semaphore) of LIMIT permits in front
-// of the pool: the Go counterpart of virtual threads guarded by
-// Semaphore(25). A request waits at most LIMIT_WAIT for a permit and is then
-// rejected with 429 and Retry-After, so overload never reaches the pool.
+// limit in front of the pool: the Go counterpart of virtual threads guarded
+// by Semaphore(25). The limit is fixed (LIMIT=n, x/sync/semaphore) or
+// adaptive (LIMIT=adaptive: it finds the pool's capacity from latency). A
+// request takes its permit before its body is read, waits at most
+// LIMIT_WAIT for one and is then rejected with 429 and a Retry-After, so
+// overload never reaches the pool and a rejection costs no decoding.
 package main
 
 import (
@@ -24,12 +26,22 @@ func main() {
 
 var service = app.Service{Model: "semaphore", Configure: configure}
 
-// configure reads LIMIT (default DB_MAX_CONNS) and LIMIT_WAIT (default 100ms).
+// configure reads LIMIT (default DB_MAX_CONNS, or adaptive), LIMIT_WAIT
+// (default 100ms) and, for the adaptive limit, LIMIT_MIN (1) and LIMIT_MAX
+// (200).
 func configure(env *app.Env, cfg app.Config) app.Builder {
-	permits := env.Int("LIMIT", cfg.DBMaxConns, 1, 100_000)
-	wait := env.Duration("LIMIT_WAIT", 100*time.Millisecond, 0, time.Minute)
+	var lc limiter.Config
+	lc.Permits, lc.Adaptive = env.IntOr("LIMIT", "adaptive", cfg.DBMaxConns, 1, 100_000)
+	lc.Wait = env.Duration("LIMIT_WAIT", 100*time.Millisecond, 0, time.Minute)
+	if lc.Adaptive {
+		lc.Min = env.Int("LIMIT_MIN", 1, 1, 100_000)
+		lc.Max = env.Int("LIMIT_MAX", 200, 1, 100_000)
+		if lc.Min > lc.Max {
+			env.Fail("LIMIT_MIN=%d: want at most LIMIT_MAX (%d)", lc.Min, lc.Max)
+		}
+	}
 	return func(d app.Deps) (app.Model, error) {
-		lim, err := limiter.New(int64(permits), wait, d.Registry, d.Tracer)
+		lim, err := limiter.New(lc, d.Registry, d.Tracer)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
 
@@ -34,16 +37,7 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 		}
 		holderDone <- r
 	}()
-	// Wait until the holder has its permit.
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if apptest.Value(inst.Metrics(), "orderlab_limiter_permits_in_use", nil) == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the holder never took the permit")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, inst, "orderlab_limiter_permits_in_use", nil, 1) // the holder has its permit
 
 	const n = 5
 	var wg sync.WaitGroup
@@ -81,7 +75,7 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 	}
 
 	fams := inst.Metrics()
-	if v := apptest.Value(fams, "orderlab_limiter_rejections_total", nil); v != n {
+	if v := apptest.Value(fams, "orderlab_limiter_rejections_total", map[string]string{"reason": "wait_timeout"}); v != n {
 		t.Errorf("rejections_total = %v, want %d", v, n)
 	}
 	if c := apptest.Count(fams, "orderlab_limiter_wait_seconds", map[string]string{"outcome": "rejected"}); c != n {
@@ -92,6 +86,69 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 	}
 	if n := inst.CountRows("SELECT count(*) FROM orders WHERE customer_id = 'rejected'"); n != 0 {
 		t.Errorf("%d rejected orders were stored", n)
+	}
+}
+
+// The permit is taken before the body is read, and given back by a request
+// that fails validation.
+func TestAdmissionBeforeDecode(t *testing.T) {
+	inst := apptest.Start(t, service, map[string]string{"LIMIT": "1", "LIMIT_WAIT": "0s"})
+	apptest.AdmissionBeforeDecode(t, inst, func() func() {
+		held := make(chan struct{})
+		go func() {
+			defer close(held)
+			if r, err := inst.Do("GET", "/work/db?delay=2s", "", nil, nil); err != nil || r.Status != http.StatusOK {
+				t.Errorf("holder: %v %d %s", err, r.Status, r.Body)
+			}
+		}()
+		waitFor(t, inst, "orderlab_limiter_permits_in_use", nil, 1)
+		return func() { <-held }
+	})
+	fams := inst.Metrics()
+	if v := apptest.Value(fams, "orderlab_limiter_rejections_total", map[string]string{"reason": "at_limit"}); v != 4 {
+		t.Errorf("rejections_total{reason=at_limit} = %v, want 4", v)
+	}
+	if v := apptest.Value(fams, "orderlab_limiter_permits_in_use", nil); v != 0 {
+		t.Errorf("permits in use at the end = %v: a permit leaked", v)
+	}
+}
+
+// LIMIT=adaptive serves orders and exports its limit with the mode.
+func TestAdaptiveLimit(t *testing.T) {
+	inst := apptest.Start(t, service, map[string]string{"LIMIT": "adaptive", "LIMIT_MAX": "50"})
+	for i := range 5 {
+		r, err := inst.PostOrder("/orders", apptest.OrderBody("adaptive", 1+i), "")
+		if err != nil || r.Status != http.StatusCreated {
+			t.Fatalf("order %d: %v %d %s", i, err, r.Status, r.Body)
+		}
+	}
+	fams := inst.Metrics()
+	if v := apptest.Value(fams, "orderlab_limiter_limit", map[string]string{"mode": "adaptive"}); v < 1 || v > 50 {
+		t.Errorf("orderlab_limiter_limit{mode=adaptive} = %v, want 1..50", v)
+	}
+	if n := inst.CountRows("SELECT count(*) FROM orders WHERE customer_id = 'adaptive'"); n != 5 {
+		t.Errorf("%d of 5 orders stored", n)
+	}
+}
+
+// A bad LIMIT names the variable and what it accepts.
+func TestBadLimitIsAConfigurationError(t *testing.T) {
+	err := app.Run(context.Background(), service, func(k string) string {
+		return map[string]string{"LIMIT": "adaptiv", "LIMIT_MIN": "9", "LIMIT_MAX": "3"}[k]
+	}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `LIMIT="adaptiv": want an integer from 1 to 100000, or adaptive`) {
+		t.Errorf("Run with LIMIT=adaptiv = %v", err)
+	}
+}
+
+// waitFor polls a metric until it reaches want.
+func waitFor(t *testing.T, inst *apptest.Instance, name string, match map[string]string, want float64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); apptest.Value(inst.Metrics(), name, match) != want; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached %v", name, want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -7,25 +7,28 @@ import (
 	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/limiter"
 	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
-// model takes a permit before every database call and gives it back after.
-// With LIMIT <= DB_MAX_CONNS no request ever waits in the pool. The permit
-// bounds database access only: an audit write (AUDIT_DELAY) still starts one
-// unbounded goroutine per order.
+// model admits a request only with a permit, taken before its body is read
+// and given back when it has been answered: a request turned away costs no
+// decoding. With a limit at or below DB_MAX_CONNS (or LIMIT=adaptive) no
+// request waits long in the pool. The permit bounds database access only:
+// an audit write (AUDIT_DELAY) still starts one unbounded goroutine per order.
 type model struct {
 	store   *postgres.Store
 	limiter *limiter.Limiter
 	audit   *audit.Recorder
 }
 
-func (m model) PlaceOrder(ctx context.Context, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
-	release, err := m.limiter.Acquire(ctx)
-	if err != nil {
-		return order.Order{}, false, err
-	}
-	defer release()
+// Admit takes a permit for every kind of database work, waiting at most
+// LIMIT_WAIT for one.
+func (m model) Admit(ctx context.Context, _ overload.Work) (overload.Ticket, error) {
+	return m.limiter.Acquire(ctx)
+}
+
+func (m model) PlaceOrder(ctx context.Context, _ overload.Ticket, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
 	r, err := m.store.CreateOrder(ctx, order.NewRequest(in, key), delay)
 	if err == nil && r.Created && m.audit.Enabled() {
 		m.audit.Go(r.Order)
@@ -33,21 +36,11 @@ func (m model) PlaceOrder(ctx context.Context, in order.Input, key string, delay
 	return r.Order, r.Created, err
 }
 
-func (m model) GetOrder(ctx context.Context, id int64) (order.Order, error) {
-	release, err := m.limiter.Acquire(ctx)
-	if err != nil {
-		return order.Order{}, err
-	}
-	defer release()
+func (m model) GetOrder(ctx context.Context, _ overload.Ticket, id int64) (order.Order, error) {
 	return m.store.GetOrder(ctx, id)
 }
 
-func (m model) HoldConnection(ctx context.Context, d time.Duration) error {
-	release, err := m.limiter.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
+func (m model) HoldConnection(ctx context.Context, _ overload.Ticket, d time.Duration) error {
 	return m.store.HoldConnection(ctx, d)
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -24,13 +23,18 @@ import (
 // with another body.
 func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m *metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		t, ok := admit(c, b, overload.PlaceOrder, log)
+		if !ok {
+			return
+		}
+		defer t.Release()
 		delay, ok := durationParam(c, "db_delay", defaultDelay)
 		if !ok {
 			return
 		}
 		key := c.GetHeader("Idempotency-Key")
 		if err := order.ValidateIdempotencyKey(key); err != nil {
-			validationProblem(c, err.(*order.ValidationError))
+			validationProblem(c, err)
 			return
 		}
 		in, ok := decodeOrder(c)
@@ -38,10 +42,10 @@ func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m
 			return
 		}
 		if err := in.Validate(); err != nil {
-			validationProblem(c, err.(*order.ValidationError))
+			validationProblem(c, err)
 			return
 		}
-		o, created, err := b.PlaceOrder(c.Request.Context(), in, key, delay)
+		o, created, err := b.PlaceOrder(c.Request.Context(), t, in, key, delay)
 		if err != nil {
 			backendProblem(c, log, err)
 			return
@@ -59,12 +63,17 @@ func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m
 // handleGetOrder: GET /orders/{id}.
 func handleGetOrder(b Backend, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		t, ok := admit(c, b, overload.GetOrder, log)
+		if !ok {
+			return
+		}
+		defer t.Release()
 		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 		if err != nil || id <= 0 {
 			invalid(c, "id", "must be a positive integer")
 			return
 		}
-		o, err := b.GetOrder(c.Request.Context(), id)
+		o, err := b.GetOrder(c.Request.Context(), t, id)
 		if errors.Is(err, order.ErrNotFound) {
 			writeProblem(c, Problem{Title: "Not found", Status: http.StatusNotFound, Detail: fmt.Sprintf("no order with id %d", id)})
 			return
@@ -89,11 +98,16 @@ type workResponse struct {
 // through the service's concurrency model (experiment B, DB-bound).
 func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		t, ok := admit(c, b, overload.HoldConnection, log)
+		if !ok {
+			return
+		}
+		defer t.Release()
 		d, ok := durationParam(c, "delay", defaultDelay)
 		if !ok {
 			return
 		}
-		if err := b.HoldConnection(c.Request.Context(), d); err != nil {
+		if err := b.HoldConnection(c.Request.Context(), t, d); err != nil {
 			backendProblem(c, log, err)
 			return
 		}
@@ -184,7 +198,14 @@ func durationParam(c *gin.Context, name string, def time.Duration) (time.Duratio
 	return d, true
 }
 
-func validationProblem(c *gin.Context, v *order.ValidationError) {
+// validationProblem answers a validation error (an *order.ValidationError)
+// with a 400 naming every field at fault.
+func validationProblem(c *gin.Context, err error) {
+	var v *order.ValidationError
+	if !errors.As(err, &v) {
+		invalid(c, "body", err.Error())
+		return
+	}
 	writeProblem(c, Problem{
 		Type: problemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
 		Detail: v.Error(), Errors: v.Fields,
@@ -197,12 +218,7 @@ func backendProblem(c *gin.Context, log *slog.Logger, err error) {
 	var starved *overload.PoolTimeoutError
 	switch {
 	case errors.As(err, &rejected):
-		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(rejected.RetryAfter.Seconds()))))
-		w := rejected.Waited.Seconds()
-		writeProblem(c, Problem{
-			Type: problemBase + "overloaded", Title: "Too many requests", Status: http.StatusTooManyRequests,
-			Detail: fmt.Sprintf("the %s is full; retry later", rejected.Resource), WaitedSeconds: &w,
-		})
+		rejectedProblem(c, rejected)
 	case errors.As(err, &starved):
 		w := starved.Waited.Seconds()
 		writeProblem(c, Problem{
@@ -218,7 +234,7 @@ func backendProblem(c *gin.Context, log *slog.Logger, err error) {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		timeoutProblem(c, err)
 	case errors.Is(err, overload.ErrShuttingDown):
-		c.Header("Retry-After", strconv.Itoa(int(overload.RetryAfter.Seconds())))
+		setRetryAfter(c, overload.MinRetryAfter)
 		writeProblem(c, Problem{Title: "Service unavailable", Status: http.StatusServiceUnavailable, Detail: err.Error()})
 	default:
 		log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "err", err)

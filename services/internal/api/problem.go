@@ -16,8 +16,8 @@ type Problem struct {
 	Status int                `json:"status"`
 	Detail string             `json:"detail,omitempty"`
 	Errors []order.FieldError `json:"errors,omitempty"`
-	// WaitedSeconds is how long the request waited for the resource that
-	// ran out (pool, semaphore or queue), when that is the problem.
+	// WaitedSeconds is how long the request waited for the pool
+	// connection that never came, when that is the problem.
 	WaitedSeconds *float64 `json:"waited_seconds,omitempty"`
 }
 
@@ -25,16 +25,31 @@ const problemBase = "https://github.com/orderlab/orderlab/blob/main/README.md#pr
 
 // writeProblem sends p as application/problem+json and stops the chain.
 func writeProblem(c *gin.Context, p Problem) {
+	writeProblemBytes(c, p.Status, renderProblem(p))
+}
+
+// renderProblem encodes p, with about:blank for a missing type.
+func renderProblem(p Problem) []byte {
 	if p.Type == "" {
 		p.Type = "about:blank"
 	}
 	b, err := json.Marshal(p)
 	if err != nil { // cannot happen: Problem holds strings and numbers
-		c.AbortWithStatus(http.StatusInternalServerError)
-		return
+		panic(err)
 	}
+	return b
+}
+
+// problemContentType is shared by every problem answer: setting it
+// allocates nothing.
+var problemContentType = []string{"application/problem+json"}
+
+// writeProblemBytes sends a rendered problem with status and stops the chain.
+func writeProblemBytes(c *gin.Context, status int, body []byte) {
 	c.Abort()
-	c.Data(p.Status, "application/problem+json", b)
+	c.Writer.Header()["Content-Type"] = problemContentType
+	c.Writer.WriteHeader(status)
+	_, _ = c.Writer.Write(body)
 }
 
 func invalid(c *gin.Context, field, detail string) {

@@ -16,18 +16,26 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
 // Backend is a concurrency model: how a request reaches the database.
 type Backend interface {
+	// Admit decides whether a request for w may enter, before its body is
+	// read or anything is allocated for it, so that a request turned away
+	// costs as little as a trivial route. It returns the request's ticket,
+	// which the handler holds until it has answered and then releases; or
+	// an *overload.RejectedError (429), overload.ErrShuttingDown (503), or
+	// ctx's error.
+	Admit(ctx context.Context, w overload.Work) (overload.Ticket, error)
 	// PlaceOrder stores in, sleeping dbDelay inside the transaction, and
 	// returns the stored order; created is false for an idempotent replay.
-	PlaceOrder(ctx context.Context, in order.Input, idempotencyKey string, dbDelay time.Duration) (o order.Order, created bool, err error)
+	PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, idempotencyKey string, dbDelay time.Duration) (o order.Order, created bool, err error)
 	// GetOrder returns the order with id, or order.ErrNotFound.
-	GetOrder(ctx context.Context, id int64) (order.Order, error)
+	GetOrder(ctx context.Context, t overload.Ticket, id int64) (order.Order, error)
 	// HoldConnection holds one database connection for d (pg_sleep).
-	HoldConnection(ctx context.Context, d time.Duration) error
+	HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration) error
 }
 
 // Pinger says whether the database is reachable.

@@ -59,6 +59,20 @@ func (e *Env) Int(name string, def, lo, hi int) int {
 	return n
 }
 
+// IntOr is Int for a setting that also takes one word: it returns true when
+// name's value is that word, and name's integer value (or def) otherwise.
+func (e *Env) IntOr(name, word string, def, lo, hi int) (int, bool) {
+	if strings.TrimSpace(e.getenv(name)) == word {
+		e.record(name, word)
+		return 0, true
+	}
+	n := e.Int(name, def, lo, hi)
+	if k := len(e.errs); k > 0 && strings.HasPrefix(e.errs[k-1].Error(), name+"=") {
+		e.errs[k-1] = fmt.Errorf("%w, or %s", e.errs[k-1], word)
+	}
+	return n, false
+}
+
 // Duration returns name's value or def, which must lie in [lo, hi].
 func (e *Env) Duration(name string, def, lo, hi time.Duration) time.Duration {
 	s := e.getenv(name)

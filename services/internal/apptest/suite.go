@@ -298,7 +298,7 @@ var SharedFamilies = []string{
 // ModelFamilies are the families only one model exposes.
 var ModelFamilies = map[string][]string{
 	"semaphore": {
-		"orderlab_limiter_permits", "orderlab_limiter_permits_in_use", "orderlab_limiter_waiters",
+		"orderlab_limiter_limit", "orderlab_limiter_permits_in_use", "orderlab_limiter_waiters",
 		"orderlab_limiter_wait_seconds", "orderlab_limiter_rejections_total",
 	},
 	"pipeline": {

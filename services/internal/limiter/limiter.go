@@ -1,9 +1,12 @@
-// Package limiter owns the weighted semaphore that bounds concurrent database
-// access in the semaphore service, with its metrics and wait spans.
+// Package limiter owns the limit on concurrent database access in the
+// semaphore service: a fixed number of permits (x/sync/semaphore) or an
+// adaptive limit (failsafe-go's adaptivelimiter) that finds the pool's
+// capacity from latency, with their metrics, wait spans and Retry-After.
 package limiter
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -11,54 +14,108 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
-// Limiter hands out at most Permits concurrent permits. A caller waits at
-// most Wait for one; after that it is rejected, so that a saturated service
-// answers 429 at once instead of queueing in front of the pool.
+// Config says which limit to enforce.
+type Config struct {
+	// Adaptive selects the adaptive limit (LIMIT=adaptive); otherwise
+	// Permits is the fixed limit (LIMIT=n).
+	Adaptive bool
+	Permits  int
+	// Min and Max bound the adaptive limit (LIMIT_MIN, LIMIT_MAX); it
+	// starts at min(max(20, Min), Max).
+	Min, Max int
+	// Wait is the longest a request waits for a permit before it is
+	// rejected (LIMIT_WAIT); 0 rejects at once.
+	Wait time.Duration
+}
+
+// Rejection reasons, the reason label of orderlab_limiter_rejections_total.
+const (
+	// ReasonAtLimit: every permit was held and waiting was off (LIMIT_WAIT=0).
+	ReasonAtLimit = "at_limit"
+	// ReasonQueueFull: the adaptive limit's wait queue was over its bound.
+	ReasonQueueFull = "queue_full"
+	// ReasonWaitTimeout: no permit came within LIMIT_WAIT.
+	ReasonWaitTimeout = "wait_timeout"
+)
+
+// permits is where the permits come from: a fixed semaphore or the
+// adaptive limiter. A returned release func gives the permit back; done says
+// whether the work ran to completion (an adaptive limit learns from those
+// only).
+type permits interface {
+	// tryAcquire takes a permit if one is free now.
+	tryAcquire() (release func(done bool), ok bool)
+	// acquire waits for a permit until ctx ends. When the limit keeps a
+	// bounded queue and it is full, it returns errQueueFull at once.
+	acquire(ctx context.Context) (release func(done bool), err error)
+	// limit is the current limit.
+	limit() int
+}
+
+// Limiter hands out permits for database work. A caller waits at most
+// Config.Wait for one; after that it is rejected, so that a saturated
+// service answers 429 at once instead of queueing in front of the pool.
 type Limiter struct {
-	sem     *semaphore.Weighted
-	permits int64
+	permits permits
+	mode    string
 	wait    time.Duration
 	tracer  trace.Tracer
+	// drain counts permits given back, for Retry-After.
+	drain *overload.Drain
 
 	inUse   atomic.Int64
 	waiters atomic.Int64
 
 	waitSeconds *prometheus.HistogramVec
-	rejections  prometheus.Counter
+	rejections  *prometheus.CounterVec
 }
 
-// New returns a Limiter of permits permits whose callers wait at most wait,
-// with its metrics registered on reg.
-func New(permits int64, wait time.Duration, reg prometheus.Registerer, tp trace.TracerProvider) (*Limiter, error) {
+// New returns a Limiter for cfg with its metrics registered on reg.
+func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limiter, error) {
 	l := &Limiter{
-		sem:     semaphore.NewWeighted(permits),
-		permits: permits,
-		wait:    wait,
-		tracer:  tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
+		mode:   "fixed",
+		wait:   cfg.Wait,
+		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
+		drain:  overload.NewDrain(),
 		waitSeconds: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_limiter_wait_seconds",
-			"Time waited for a semaphore permit, by outcome (acquired, rejected, canceled).",
+			"Time waited for a permit, by outcome (acquired, rejected, canceled).",
 			[]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
-		rejections: prometheus.NewCounter(prometheus.CounterOpts{
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "orderlab_limiter_rejections_total",
-			Help: "Requests answered 429 because no permit came within LIMIT_WAIT.",
-		}),
+			Help: "Requests answered 429 by the limiter, by reason (at_limit, queue_full, wait_timeout).",
+		}, []string{"reason"}),
+	}
+	switch {
+	case cfg.Adaptive:
+		a, err := newAdaptive(cfg)
+		if err != nil {
+			return nil, err
+		}
+		l.permits, l.mode = a, "adaptive"
+	case cfg.Permits >= 1:
+		l.permits = newFixed(int64(cfg.Permits))
+	default:
+		return nil, fmt.Errorf("limiter: want at least one permit, got %d", cfg.Permits)
+	}
+	for _, r := range []string{ReasonAtLimit, ReasonQueueFull, ReasonWaitTimeout} {
+		l.rejections.WithLabelValues(r) // every reason is exported from the start
 	}
 	cs := []prometheus.Collector{
 		l.waitSeconds, l.rejections,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "orderlab_limiter_permits", Help: "Permits in the semaphore (LIMIT).",
-		}, func() float64 { return float64(l.permits) }),
+			Name: "orderlab_limiter_limit", ConstLabels: prometheus.Labels{"mode": l.mode},
+			Help: "The current limit on permits: LIMIT when fixed, the adaptive limit's current value when LIMIT=adaptive.",
+		}, func() float64 { return float64(l.permits.limit()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "orderlab_limiter_permits_in_use", Help: "Permits held now.",
+			Name: "orderlab_limiter_permits_in_use", Help: "Permits held now: requests in flight past the limiter.",
 		}, func() float64 { return float64(l.inUse.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "orderlab_limiter_waiters", Help: "Requests waiting for a permit now.",
+			Name: "orderlab_limiter_waiters", Help: "Requests queued for a permit now.",
 		}, func() float64 { return float64(l.waiters.Load()) }),
 	}
 	if err := telemetry.Register(reg, cs...); err != nil {
@@ -67,60 +124,86 @@ func New(permits int64, wait time.Duration, reg prometheus.Registerer, tp trace.
 	return l, nil
 }
 
-// Acquire takes a permit, waiting at most the Limiter's wait, and returns the
-// function that gives it back. When none comes in time the error is an
-// *overload.RejectedError; when ctx ends first it is ctx's error.
-func (l *Limiter) Acquire(ctx context.Context) (release func(), err error) {
+// Limit is the current limit.
+func (l *Limiter) Limit() int { return l.permits.limit() }
+
+// Acquire takes a permit, waiting at most the Limiter's wait, and returns
+// it as a ticket whose Release gives it back. When none comes in time the
+// error is an *overload.RejectedError with a Retry-After derived from the
+// queue in front of the permits and the rate they are given back; when ctx
+// ends first it is ctx's error.
+func (l *Limiter) Acquire(ctx context.Context) (overload.Ticket, error) {
 	start := time.Now()
 	_, span := l.tracer.Start(ctx, "limiter.wait", trace.WithAttributes(
-		attribute.Int64("limiter.permits", l.permits),
+		attribute.Int("limiter.limit", l.permits.limit()),
 		attribute.Int64("limiter.waiters", l.waiters.Load()),
 	))
 	defer span.End()
 
-	outcome := "acquired"
-	defer func() {
-		waited := time.Since(start)
-		telemetry.Observe(ctx, l.waitSeconds.WithLabelValues(outcome), waited.Seconds())
-		span.SetAttributes(attribute.String("limiter.outcome", outcome))
-	}()
-
-	if !l.sem.TryAcquire(1) {
-		err := l.waitForPermit(ctx)
-		switch {
-		case err == nil:
-		case ctx.Err() != nil:
-			outcome = "canceled"
-			span.SetStatus(codes.Error, "canceled while waiting")
-			return nil, ctx.Err()
-		default:
-			outcome = "rejected"
-			l.rejections.Inc()
-			span.SetStatus(codes.Error, "rejected")
-			return nil, &overload.RejectedError{Resource: "semaphore", Waited: time.Since(start), RetryAfter: overload.RetryAfter}
+	release, ok := l.permits.tryAcquire()
+	if !ok {
+		var reason string
+		release, reason = l.waitForPermit(ctx)
+		if release == nil {
+			waited := time.Since(start)
+			if ctx.Err() != nil {
+				l.observe(ctx, span, "canceled", waited)
+				span.SetStatus(codes.Error, "canceled while waiting")
+				return nil, ctx.Err()
+			}
+			l.observe(ctx, span, "rejected", waited)
+			l.rejections.WithLabelValues(reason).Inc()
+			span.SetStatus(codes.Error, "rejected: "+reason)
+			return nil, &overload.RejectedError{Resource: "semaphore", Waited: waited,
+				RetryAfter: l.drain.RetryAfter(int(l.waiters.Load()))}
 		}
 	}
+	l.observe(ctx, span, "acquired", time.Since(start))
 	l.inUse.Add(1)
-	var released atomic.Bool
-	return func() {
-		if released.CompareAndSwap(false, true) {
-			l.inUse.Add(-1)
-			l.sem.Release(1)
-		}
-	}, nil
+	return &permit{l: l, ctx: ctx, release: release}, nil
 }
 
-// waitForPermit waits at most l.wait; a zero wait rejects at once.
-func (l *Limiter) waitForPermit(ctx context.Context) error {
+func (l *Limiter) observe(ctx context.Context, span trace.Span, outcome string, waited time.Duration) {
+	telemetry.Observe(ctx, l.waitSeconds.WithLabelValues(outcome), waited.Seconds())
+	span.SetAttributes(attribute.String("limiter.outcome", outcome))
+}
+
+// waitForPermit waits at most l.wait for a permit. It returns nil and the
+// rejection reason when none came; a zero wait rejects at once.
+func (l *Limiter) waitForPermit(ctx context.Context) (func(done bool), string) {
 	if l.wait <= 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		return context.DeadlineExceeded
+		return nil, ReasonAtLimit
 	}
 	l.waiters.Add(1)
 	defer l.waiters.Add(-1)
 	wctx, cancel := context.WithTimeout(ctx, l.wait)
 	defer cancel()
-	return l.sem.Acquire(wctx, 1)
+	release, err := l.permits.acquire(wctx)
+	switch {
+	case err == nil:
+		return release, ""
+	case err == errQueueFull:
+		return nil, ReasonQueueFull
+	}
+	return nil, ReasonWaitTimeout
+}
+
+// permit is an acquired permit as a ticket.
+type permit struct {
+	l       *Limiter
+	ctx     context.Context
+	release func(done bool)
+	once    atomic.Bool
+}
+
+// Release gives the permit back, once. Work whose request ran out of time
+// does not count as a completion: its latency would teach an adaptive
+// limit nothing about the database.
+func (p *permit) Release() {
+	if !p.once.CompareAndSwap(false, true) {
+		return
+	}
+	p.l.inUse.Add(-1)
+	p.l.drain.Done()
+	p.release(p.ctx.Err() == nil)
 }

@@ -1,5 +1,7 @@
-// Package overload owns the errors a concurrency model returns when it sheds
-// load, so that the HTTP layer can answer them the same way in every service.
+// Package overload owns how a concurrency model admits and sheds load: the
+// admission ticket a request holds, the errors a model returns when it says
+// no, and the Retry-After it derives from how fast its queue drains, so that
+// the HTTP layer answers them the same way in every service.
 package overload
 
 import (
@@ -12,11 +14,11 @@ import (
 // bounded wait) because the service is at capacity. It becomes a 429 with a
 // Retry-After header.
 type RejectedError struct {
-	// Resource is what was full: "semaphore" or "queue".
+	// Resource is what was full: "semaphore", "queue" or "audit queue".
 	Resource string
 	// Waited is how long the request waited before it was refused.
 	Waited time.Duration
-	// RetryAfter is the hint given to the client.
+	// RetryAfter is the hint given to the client (see Drain.RetryAfter).
 	RetryAfter time.Duration
 }
 
@@ -34,10 +36,6 @@ func (e *PoolTimeoutError) Error() string {
 	return fmt.Sprintf("database pool exhausted: no connection within %s", e.Waited.Round(time.Millisecond))
 }
 
-// RetryAfter is the hint sent with every rejection. HTTP's Retry-After has
-// whole seconds; one is the shortest honest value.
-const RetryAfter = time.Second
-
 // ErrShuttingDown is returned for work submitted after shutdown began. It
-// becomes a 503.
+// becomes a 503 with a Retry-After of MinRetryAfter.
 var ErrShuttingDown = errors.New("service shutting down")

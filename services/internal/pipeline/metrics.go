@@ -8,7 +8,7 @@ import (
 
 type metrics struct {
 	enqueueWait   *prometheus.HistogramVec
-	rejections    prometheus.Counter
+	rejections    *prometheus.CounterVec
 	batchSize     prometheus.Histogram
 	commitSeconds *prometheus.HistogramVec
 }
@@ -16,12 +16,12 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 	m := &metrics{
 		enqueueWait: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_pipeline_enqueue_wait_seconds",
-			"Time a handler waited for an intake slot, by outcome (enqueued, rejected, canceled).",
+			"Time a request waited for admission to the intake queue, by outcome (enqueued, rejected, canceled, closed: the service was shutting down).",
 			[]float64{0.00001, 0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
-		rejections: prometheus.NewCounter(prometheus.CounterOpts{
+		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "orderlab_pipeline_rejections_total",
-			Help: "Requests answered 429 because the intake queue was full.",
-		}),
+			Help: "Requests answered 429 at admission, by reason (queue_full: no intake slot; audit_full: no audit slot for an order).",
+		}, []string{"reason"}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "orderlab_pipeline_batch_size",
 			Help:    "Orders committed per transaction.",
@@ -43,6 +43,9 @@ func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "orderlab_pipeline_workers_busy", ConstLabels: l,
 				Help: "Of the stage's goroutines, those working on an item now."}, func() float64 { return float64(busy()) }),
 		}
+	}
+	for _, r := range []string{ReasonQueueFull, ReasonAuditFull} {
+		m.rejections.WithLabelValues(r) // every reason is exported from the start
 	}
 	cs := []prometheus.Collector{m.enqueueWait, m.rejections, m.batchSize, m.commitSeconds}
 	cs = append(cs, stage("intake", func() int { return len(p.intake) }, cap(p.intake), p.cfg.PriceWorkers, p.priceBusy.Load)...)

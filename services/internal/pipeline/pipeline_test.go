@@ -64,6 +64,26 @@ func newPipeline(t *testing.T, cfg Config, st Store) (*Pipeline, *prometheus.Reg
 	return p, reg
 }
 
+// place admits and places an order, as a handler does.
+func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
+	t, err := p.Admit(ctx, overload.PlaceOrder)
+	if err != nil {
+		return postgres.Result{}, err
+	}
+	defer t.Release()
+	return p.PlaceOrder(ctx, t, in, key, delay)
+}
+
+// hold admits and runs a connection hold, as a handler does.
+func hold(ctx context.Context, p *Pipeline, d time.Duration) error {
+	t, err := p.Admit(ctx, overload.HoldConnection)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	return p.HoldConnection(ctx, t, d)
+}
+
 func input(i int) order.Input {
 	return order.Input{CustomerID: fmt.Sprintf("c-%d", i), Items: []order.Item{{SKU: "s", Quantity: 1 + i%5, UnitPriceCents: 100}}}
 }
@@ -80,7 +100,7 @@ func TestFailedBatchIsRetriedSingly(t *testing.T) {
 	ids := make([]int64, n)
 	for i := range n {
 		wg.Go(func() {
-			r, err := p.PlaceOrder(context.Background(), input(i), fmt.Sprintf("k-%d", i), 0)
+			r, err := place(context.Background(), p, input(i), fmt.Sprintf("k-%d", i), 0)
 			if err != nil || !r.Created {
 				t.Errorf("order %d: %+v %v", i, r, err)
 			}
@@ -111,7 +131,7 @@ func TestUncertainBatchIsNotRetried(t *testing.T) {
 	var failed atomic.Int64
 	for i := range 4 {
 		wg.Go(func() {
-			if _, err := p.PlaceOrder(context.Background(), input(i), "", 0); err != nil {
+			if _, err := place(context.Background(), p, input(i), "", 0); err != nil {
 				failed.Add(1)
 			}
 		})
@@ -131,7 +151,7 @@ func TestClaimedOrderOutlivesItsDeadline(t *testing.T) {
 	defer cancel()
 	// db_delay 300ms: the worker claims the order at once, and the deadline
 	// passes while the transaction sleeps.
-	r, err := p.PlaceOrder(ctx, input(1), "", 300*time.Millisecond)
+	r, err := place(ctx, p, input(1), "", 300*time.Millisecond)
 	if err != nil || !r.Created {
 		t.Fatalf("PlaceOrder = %+v, %v; want the committed order", r, err)
 	}
@@ -150,10 +170,13 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			j := &job{ctx: context.Background(), kind: placeOrder, input: input(i), delay: 5 * time.Millisecond, done: make(chan result, 1)}
-			err := p.submit(context.Background(), j)
+			tk, err := p.Admit(context.Background(), overload.PlaceOrder)
+			if err == nil {
+				err = p.enqueue(tk, j)
+			}
 			accepted.Done()
 			if err != nil {
-				t.Errorf("submit: %v", err)
+				t.Errorf("admit and enqueue: %v", err)
 				return
 			}
 			if r := <-j.done; r.err == nil && r.res.Created {
@@ -169,8 +192,15 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	if acked.Load() != n {
 		t.Errorf("%d of %d accepted orders committed after Close", acked.Load(), n)
 	}
-	if _, err := p.PlaceOrder(context.Background(), input(0), "", 0); !errors.Is(err, overload.ErrShuttingDown) {
-		t.Errorf("PlaceOrder after Close = %v, want ErrShuttingDown", err)
+	if _, err := p.Admit(context.Background(), overload.PlaceOrder); !errors.Is(err, overload.ErrShuttingDown) {
+		t.Errorf("Admit after Close = %v, want ErrShuttingDown", err)
+	}
+	// A shutdown is not a rejection: it is counted apart.
+	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonQueueFull)); got != 0 {
+		t.Errorf("rejections after Close = %v, want 0", got)
+	}
+	if n := sampleCount(t, p.m.enqueueWait.WithLabelValues("closed")); n != 1 {
+		t.Errorf("enqueue waits with outcome=closed = %d, want 1", n)
 	}
 }
 
@@ -183,14 +213,14 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 
 	// Fill the worker, the persist slot, the price stage and the intake slot.
 	for range 4 {
-		go func() { _ = p.HoldConnection(context.Background(), 0) }()
+		go func() { _ = hold(context.Background(), p, 0) }()
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for len(p.intake) < 1 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
-	err := p.HoldConnection(context.Background(), 0)
+	err := hold(context.Background(), p, 0)
 	var rej *overload.RejectedError
 	if !errors.As(err, &rej) {
 		t.Fatalf("HoldConnection on a full pipeline = %v, want a rejection", err)
@@ -198,7 +228,7 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 	if waited := time.Since(start); waited < 30*time.Millisecond || rej.Waited < 30*time.Millisecond {
 		t.Errorf("rejected after %s (reported %s), want at least ENQUEUE_WAIT=30ms", waited, rej.Waited)
 	}
-	if got := testutil.ToFloat64(p.m.rejections); got != 1 {
+	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonQueueFull)); got != 1 {
 		t.Errorf("rejections = %v, want 1", got)
 	}
 	if n, err := testutil.GatherAndCount(reg, "orderlab_pipeline_queue_length"); err != nil || n != 2 {

@@ -1,0 +1,134 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/orderlab/orderlab/services/internal/overload"
+	"github.com/orderlab/orderlab/services/internal/telemetry"
+)
+
+// ErrClosed is returned by calls made after Close began.
+var ErrClosed = fmt.Errorf("pipeline closed: %w", overload.ErrShuttingDown)
+
+// Rejection reasons, the reason label of orderlab_pipeline_rejections_total.
+const (
+	// ReasonQueueFull: no intake slot was free (within ENQUEUE_WAIT).
+	ReasonQueueFull = "queue_full"
+	// ReasonAuditFull: no audit slot was free for an order.
+	ReasonAuditFull = "audit_full"
+)
+
+// ticket is a request's admission to the pipeline: an intake slot, and for
+// an order an audit slot when the audit stage runs. It lives on the
+// handler's goroutine: Admit makes it, PlaceOrder or HoldConnection hand its
+// slots to the job they enqueue, and Release gives back whatever was not
+// handed on.
+type ticket struct {
+	p     *Pipeline
+	slot  bool // holds an intake slot not yet handed to an enqueued job
+	audit bool // holds an audit slot not yet handed to a job
+}
+
+func (t *ticket) Release() {
+	if t.slot {
+		t.slot = false
+		<-t.p.slots
+	}
+	if t.audit {
+		t.audit = false
+		<-t.p.auditSlots
+	}
+}
+
+// Admit reserves what w needs before the request's body is read: an intake
+// slot, waiting at most ENQUEUE_WAIT for one, and for an order an audit slot
+// when the audit stage runs. Either one full is an *overload.RejectedError
+// whose Retry-After is the time the slots ahead take to drain.
+func (p *Pipeline) Admit(ctx context.Context, w overload.Work) (_ overload.Ticket, err error) {
+	start := time.Now()
+	_, span := p.tracer.Start(ctx, "pipeline.enqueue", trace.WithAttributes(
+		attribute.Int("pipeline.queue.length", len(p.intake)),
+		attribute.Int("pipeline.queue.capacity", cap(p.intake)),
+	))
+	defer span.End()
+	outcome := "enqueued"
+	defer func() {
+		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), time.Since(start).Seconds())
+		span.SetAttributes(attribute.String("pipeline.outcome", outcome))
+	}()
+	reject := func(reason, resource string, d *overload.Drain, ahead int) error {
+		outcome = "rejected"
+		p.m.rejections.WithLabelValues(reason).Inc()
+		span.SetStatus(codes.Error, resource+" full")
+		return &overload.RejectedError{Resource: resource, Waited: time.Since(start), RetryAfter: d.RetryAfter(ahead)}
+	}
+	if p.isClosed() {
+		outcome = "closed"
+		return nil, ErrClosed
+	}
+
+	t := &ticket{p: p}
+	defer func() {
+		if err != nil {
+			t.Release()
+		}
+	}()
+	if w == overload.PlaceOrder && p.cfg.Audit.Enabled() {
+		select {
+		case p.auditSlots <- struct{}{}:
+			t.audit = true
+		default:
+			return nil, reject(ReasonAuditFull, "audit queue", p.auditDrain, len(p.auditSlots))
+		}
+	}
+	select {
+	case p.slots <- struct{}{}:
+		t.slot = true
+		return t, nil
+	default:
+	}
+	if p.cfg.EnqueueWait > 0 {
+		timer := time.NewTimer(p.cfg.EnqueueWait)
+		defer timer.Stop()
+		select {
+		case p.slots <- struct{}{}:
+			t.slot = true
+			return t, nil
+		case <-ctx.Done():
+			outcome = "canceled"
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+	return nil, reject(ReasonQueueFull, "queue", p.intakeDrain, len(p.slots))
+}
+
+func (p *Pipeline) isClosed() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.closed
+}
+
+// enqueue hands j the ticket's slots and puts it on the intake queue. The
+// send never blocks: the ticket's slot is room in intake.
+func (p *Pipeline) enqueue(t overload.Ticket, j *job) error {
+	tk, ok := t.(*ticket)
+	if !ok || tk.p != p || !tk.slot {
+		panic("pipeline: a job needs a ticket from this pipeline's Admit, used once")
+	}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.closed {
+		return ErrClosed
+	}
+	tk.slot = false // freed by the price stage when it takes j
+	j.audit, tk.audit = tk.audit, false
+	p.intake <- j
+	return nil
+}

@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/orderlab/orderlab/services/internal/audit"
+	"github.com/orderlab/orderlab/services/internal/overload"
+)
+
+// sampleCount is how many observations a histogram holds.
+func sampleCount(t *testing.T, o prometheus.Observer) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := o.(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+// Admission reserves the slots before anything is decoded; a request that
+// leaves without enqueueing (a validation failure) gives them back.
+func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
+	rec, err := audit.New(time.Hour, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 4, PriceWorkers: 1,
+		Audit: rec, AuditWorkers: 1, AuditQueue: 1}, blockingStore{release: make(chan struct{})})
+
+	tk, err := p.Admit(context.Background(), overload.PlaceOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.slots) != 1 || len(p.auditSlots) != 1 {
+		t.Fatalf("after Admit: %d intake and %d audit slots reserved, want 1 and 1", len(p.slots), len(p.auditSlots))
+	}
+	tk.Release()
+	tk.Release() // idempotent
+	if len(p.slots) != 0 || len(p.auditSlots) != 0 {
+		t.Fatalf("after Release: %d intake and %d audit slots reserved, want none", len(p.slots), len(p.auditSlots))
+	}
+	// A connection hold needs no audit slot.
+	tk, err = p.Admit(context.Background(), overload.HoldConnection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tk.Release()
+	if len(p.auditSlots) != 0 {
+		t.Errorf("a connection hold reserved an audit slot")
+	}
+}
+
+// A full intake rejects at once, counted by reason, with a Retry-After of
+// at least a second; a full audit stage rejects orders with its own reason.
+func TestRejectionsByReason(t *testing.T) {
+	rec, err := audit.New(time.Hour, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1,
+		Audit: rec, AuditWorkers: 1, AuditQueue: 1}, blockingStore{release: make(chan struct{})})
+	ctx := context.Background()
+
+	held, err := p.Admit(ctx, overload.HoldConnection) // the one intake slot
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rej *overload.RejectedError
+	if _, err := p.Admit(ctx, overload.HoldConnection); !errors.As(err, &rej) || rej.Resource != "queue" {
+		t.Fatalf("Admit on a full intake = %v, want a queue rejection", err)
+	}
+	if rej.RetryAfter < overload.MinRetryAfter || rej.RetryAfter > overload.MaxRetryAfter {
+		t.Errorf("RetryAfter = %s, want %s..%s", rej.RetryAfter, overload.MinRetryAfter, overload.MaxRetryAfter)
+	}
+	// An order rejected for its intake slot gives its audit slot back.
+	if _, err := p.Admit(ctx, overload.PlaceOrder); !errors.As(err, &rej) {
+		t.Fatalf("Admit of an order on a full intake = %v, want a rejection", err)
+	}
+	if len(p.auditSlots) != 0 {
+		t.Errorf("a rejected order kept %d audit slots", len(p.auditSlots))
+	}
+	held.Release()
+
+	// Two orders take the audit stage's two slots; the third is refused for that.
+	for range 2 {
+		tk, err := p.Admit(ctx, overload.PlaceOrder)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tk.Release()
+		tk.(*ticket).slot = false // keep the audit slot, give the intake slot back
+		<-p.slots
+	}
+	if _, err := p.Admit(ctx, overload.PlaceOrder); !errors.As(err, &rej) || rej.Resource != "audit queue" {
+		t.Fatalf("Admit with the audit stage full = %v, want an audit queue rejection", err)
+	}
+	for reason, want := range map[string]float64{ReasonQueueFull: 2, ReasonAuditFull: 1} {
+		if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(reason)); got != want {
+			t.Errorf("rejections{reason=%q} = %v, want %v", reason, got, want)
+		}
+	}
+	if n := sampleCount(t, p.m.enqueueWait.WithLabelValues("rejected")); n != 3 {
+		t.Errorf("enqueue waits with outcome=rejected = %d, want 3", n)
+	}
+}
+
+// A ticket is good for one job of the pipeline that issued it.
+func TestEnqueueWantsThisPipelinesTicket(t *testing.T) {
+	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1}, blockingStore{release: make(chan struct{})})
+	defer func() {
+		if recover() == nil {
+			t.Error("enqueue with a foreign ticket did not panic")
+		}
+	}()
+	_ = p.enqueue(overload.Free, &job{})
+}

@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/overload"
+	"github.com/orderlab/orderlab/services/internal/postgres"
+)
+
+type jobKind int
+
+const (
+	placeOrder jobKind = iota
+	holdConnection
+)
+
+// job is one request travelling through the stages. Its ctx carries the
+// request's span and deadline.
+type job struct {
+	ctx   context.Context
+	kind  jobKind
+	input order.Input
+	key   string
+	req   order.Request // filled by the price stage
+	delay time.Duration
+	done  chan result // buffered: a worker never blocks on a gone handler
+	// audit says the job holds a reserved audit slot, which passes to the
+	// audit stage with the created order or is given back.
+	audit bool
+	// state settles, once, who owns the outcome when the handler's deadline
+	// races the commit: a worker claims the job before it writes it, a
+	// handler abandons it before it gives up. A claimed job's handler waits
+	// for the real outcome, so a committed order is never answered 503.
+	state atomic.Int32
+}
+
+const (
+	queued int32 = iota
+	claimed
+	abandoned
+)
+
+type result struct {
+	res postgres.Result
+	err error
+}
+
+// PlaceOrder enqueues an order admitted with t (from Admit) and waits until
+// it is committed (or failed). A nil error means the order is in the table.
+func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
+	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, done: make(chan result, 1)}
+	if err := p.enqueue(t, j); err != nil {
+		return postgres.Result{}, err
+	}
+	var r result
+	select {
+	case r = <-j.done:
+	case <-ctx.Done():
+		if j.state.CompareAndSwap(queued, abandoned) {
+			return postgres.Result{}, ctx.Err() // no worker will write it
+		}
+		// A worker is writing it: wait for the outcome, which the batch's
+		// CommitTimeout bounds.
+		timer := time.NewTimer(p.cfg.CommitTimeout + 5*time.Second)
+		defer timer.Stop()
+		select {
+		case r = <-j.done:
+		case <-timer.C:
+			return postgres.Result{}, fmt.Errorf("order outcome unknown after %s: %w", p.cfg.CommitTimeout, ctx.Err())
+		}
+	}
+	if r.err == nil {
+		r.err = r.res.Err
+	}
+	return r.res, r.err
+}
+
+// HoldConnection runs a pg_sleep of d, admitted with t (from Admit), on one
+// of the workers' connections, so that /work/db is bounded by the same
+// workers as the orders.
+func (p *Pipeline) HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration) error {
+	j := &job{ctx: ctx, kind: holdConnection, delay: d, done: make(chan result, 1)}
+	if err := p.enqueue(t, j); err != nil {
+		return err
+	}
+	select {
+	case r := <-j.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
