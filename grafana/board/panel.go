@@ -48,6 +48,13 @@ func dashed() []dashboard.DynamicConfigValue {
 	}}
 }
 
+func dotted() []dashboard.DynamicConfigValue {
+	return []dashboard.DynamicConfigValue{{
+		Id:    "custom.lineStyle",
+		Value: map[string]any{"fill": "dot", "dash": []int{0, 10}},
+	}}
+}
+
 func fixedColor(color string) []dashboard.DynamicConfigValue {
 	return []dashboard.DynamicConfigValue{{
 		Id:    "color",

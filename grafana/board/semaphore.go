@@ -9,12 +9,13 @@ import (
 // semaphorePanels are the row "Semaphore (semaphore service)".
 func semaphorePanels() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{
-		series("Permits", units.Short, 8,
-			"LIMIT permits (dashed), permits held now, and requests waiting for a permit. Waiters are bounded in time by LIMIT_WAIT: they get a permit or a 429.",
-			query(sumBy("job", sel("orderlab_limiter_permits")), "{{job}} permits"),
-			query(sumBy("job", sel("orderlab_limiter_permits_in_use")), "{{job}} in use"),
-			query(sumBy("job", sel("orderlab_limiter_waiters")), "{{job}} waiters"),
-		).OverrideByRegexp(".* permits", dashed()).Min(0),
+		series("Limit vs in flight vs pool size", units.Short, 8,
+			"The limiter's current limit (dashed: LIMIT when fixed, the adaptive limit's value with LIMIT=adaptive, orderlab_limiter_limit), permits held now (in flight), requests queued for a permit, and the pool size (dotted). A fixed limit far above the pool starves the pool like unbounded; an adaptive limit should settle near the pool size. Queued requests wait at most LIMIT_WAIT.",
+			query(sumBy("job", sel("orderlab_limiter_limit")), "{{job}} limit"),
+			query(sumBy("job", sel("orderlab_limiter_permits_in_use")), "{{job}} in flight"),
+			query(sumBy("job", sel("orderlab_limiter_waiters")), "{{job}} queued"),
+			query(sumBy("job", sel("orderlab_db_pool_max_connections"))+" and on (job) "+sel("orderlab_limiter_limit"), "{{job}} pool size"),
+		).OverrideByRegexp(".* limit", dashed()).OverrideByRegexp(".* pool size", dotted()).Min(0),
 
 		series("Permit wait p99 by outcome", units.Seconds, 8,
 			"Time waited for a permit (orderlab_limiter_wait_seconds). acquired: got one; rejected: gave up after LIMIT_WAIT and answered 429; canceled: the client went away.",
@@ -22,8 +23,8 @@ func semaphorePanels() []cog.Builder[dashboard.Panel] {
 		),
 
 		series("Limiter rejections", units.RequestsPerSecond, 8,
-			"Requests answered 429 because no permit came within LIMIT_WAIT (orderlab_limiter_rejections_total). Fast failure instead of a queue in front of the pool.",
-			query(sumBy("job", rate(sel("orderlab_limiter_rejections_total"))), "{{job}}"),
+			"Requests answered 429 by the limiter, by reason (orderlab_limiter_rejections_total): wait_timeout, no permit within LIMIT_WAIT; at_limit, every permit held and LIMIT_WAIT=0; queue_full, the adaptive limit's queue over its bound. The permit is taken before the body is read, so a rejection costs no decoding.",
+			query(sumBy("job, reason", rate(sel("orderlab_limiter_rejections_total"))), "{{job}} {{reason}}"),
 		),
 	}
 }

@@ -26,5 +26,20 @@ func trafficPanels() []cog.Builder[dashboard.Panel] {
 			"Requests being served now. With unbounded concurrency this climbs with the offered load; a semaphore or a bounded queue caps it.",
 			query(sumBy("job", sel("orderlab_http_requests_in_flight")), "{{job}}"),
 		),
+		series("Answers per second by outcome vs commits per second", units.RequestsPerSecond, 12,
+			"Answers by outcome (2xx; rejected: 429; 4xx: other client errors; 5xx) against orders committed per second (dashed). In a retry storm the rejected line towers over the commits while goodput, the commits, stays flat or falls; clients that honour Retry-After bring it down.",
+			query(sumBy("job, outcome", `label_replace(label_replace(`+rate(sel("orderlab_http_request_duration_seconds_count", apiRoutes))+
+				`, "outcome", "${1}xx", "code", "(.).."), "outcome", "rejected", "code", "429")`), "{{job}} {{outcome}}"),
+			query(sumBy("job", rate(sel("orderlab_orders_created_total"))), "{{job}} commits/s"),
+		).
+			OverrideByRegexp(".* commits/s", dashed()).
+			OverrideByRegexp(".* rejected", fixedColor("orange")).
+			OverrideByRegexp(".* 5xx", fixedColor("red")),
+
+		series("Server CPU per answer", units.Microseconds, 12,
+			"Server CPU per answer (µs, process_cpu_seconds_total over answers of every status) and, right axis, cores used. Where nearly every answer is a 429, as in a retry storm, this is what a rejection costs; make bench-admission measures it apart (a 429 against a trivial GET /livez).",
+			query("1e6 * "+sumBy("job", rate(sel("process_cpu_seconds_total")))+" / "+sumBy("job", rate(sel("orderlab_http_request_duration_seconds_count", apiRoutes))), "{{job}} µs/answer"),
+			query(sumBy("job", rate(sel("process_cpu_seconds_total"))), "{{job}} cores"),
+		).OverrideByRegexp(".* cores", rightAxis(units.Short)),
 	}
 }
