@@ -25,7 +25,7 @@ modes:
   open     -rate 2000 -d 30s URL   constant arrival rate, coordinated-omission corrected
   compare  -mode closed ... [name=URL ...]
                                    the same load against several targets, one table
-  scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenarios),
+  scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
                                    with JSON, Markdown and HTML results
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO

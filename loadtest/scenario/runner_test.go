@@ -38,7 +38,7 @@ func buildServices(t *testing.T) string {
 // HTML in headless Chromium and checks that every chart rendered.
 func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	bin := buildServices(t)
-	data, err := os.ReadFile("../scenarios/pool-starvation.yaml")
+	data, err := os.ReadFile("catalog/pool-starvation.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 // TestRunnerRunsInProcessTasks runs the quick hundred-thousand-tasks
 // scenario, which starts no service.
 func TestRunnerRunsInProcessTasks(t *testing.T) {
-	data, err := os.ReadFile("../scenarios/hundred-thousand-tasks.yaml")
+	data, err := os.ReadFile("catalog/hundred-thousand-tasks.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
-// Package scenarios is the catalog: one YAML file per scenario (the four
-// published experiments and the six pitfalls of README.md, The pitfalls),
-// embedded so that the loadtest binary carries them. See package scenario
-// for the format.
-package scenarios
+// Package catalog holds the scenarios loadtest runs: one YAML file per
+// scenario (the four published experiments and the six pitfalls of
+// README.md, The pitfalls), embedded so that the loadtest binary carries
+// them. Package scenario defines the format and runs them.
+package catalog
 
 import (
 	"embed"

@@ -1,4 +1,4 @@
-package scenarios
+package catalog
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ func TestEveryScenarioParsesAndValidates(t *testing.T) {
 }
 
 func TestEveryPanelIsOnTheBoard(t *testing.T) {
-	boards, _ := filepath.Glob("../../grafana/dashboards/*.json")
+	boards, _ := filepath.Glob("../../../grafana/dashboards/*.json")
 	if len(boards) == 0 {
 		t.Fatal("no board JSON in grafana/dashboards (make dashboards writes it)")
 	}
@@ -75,7 +75,7 @@ func collect(ps []panel, into map[string]bool) {
 // the Knobs table of README.md, both ways: a scenario can set only what the
 // README documents, and a documented knob is one scenarios may set.
 func TestEveryKnobIsDocumented(t *testing.T) {
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/scenario"
-	"github.com/orderlab/orderlab/loadtest/scenarios"
+	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
 )
 
 const scenarioUsage = `usage: loadtest scenario [flags] NAME... | all | -list | -render FILE.json
 
-Runs scenarios of the catalog (loadtest/scenarios) and writes
+Runs scenarios of the catalog (loadtest/scenario/catalog) and writes
 OUT/<scenario>/<timestamp>.{json,md,html}. By default it starts the three
 services from -bin on free loopback ports, with each scenario's env, against
 a database it creates on -db and drops afterwards. With -target name=URL (and
@@ -60,7 +60,7 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitOK
 	}
 	if *list {
-		all, err := scenarios.All()
+		all, err := catalog.All()
 		if err != nil {
 			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
 			return exitFail
@@ -115,11 +115,11 @@ func pick(names []string) ([]scenario.Scenario, error) {
 		return nil, errors.New("name a scenario, or all (loadtest scenario -list)")
 	}
 	if len(names) == 1 && names[0] == "all" {
-		return scenarios.All()
+		return catalog.All()
 	}
 	var out []scenario.Scenario
 	for _, n := range names {
-		s, err := scenarios.Get(n)
+		s, err := catalog.Get(n)
 		if err != nil {
 			return nil, err
 		}
