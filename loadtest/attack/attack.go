@@ -2,8 +2,6 @@ package attack
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/netip"
@@ -14,84 +12,9 @@ import (
 	"time"
 )
 
-// Mode is the shape of a run.
-type Mode string
-
-// The modes.
-const (
-	// ModeBurst releases Concurrency requests at the same instant, after a
-	// warm-up round that opens the connections, and measures the time until
-	// the last answer.
-	ModeBurst Mode = "burst"
-	// ModeClosed runs Concurrency workers, each sending its next request as
-	// soon as the previous one is answered (like wrk -c). Its latencies
-	// hide queueing: a slow answer delays the requests behind it.
-	ModeClosed Mode = "closed"
-	// ModeOpen sends requests at the times a Pacer gives, independent of
-	// the answers, on at most Concurrency connections.
-	ModeOpen Mode = "open"
-)
-
 // SpareFiles is how many open files a run needs besides its connections:
 // standard streams, metric scrapes, the Go runtime.
 const SpareFiles = 64
-
-// Config describes one run against one target.
-type Config struct {
-	Mode   Mode
-	Target Target
-	// Concurrency is the number of workers, each with its own connection.
-	// Burst: the number of requests. Open: the most connections opened;
-	// the pool grows on demand up to it.
-	Concurrency int
-	Requests    int64         // closed, open: stop after this many requests (0: no bound)
-	Duration    time.Duration // closed: send no request after this long; open: the window requests fall due in (0: no bound)
-	Pacer       Pacer         // open: when each request is due
-	// Timeout bounds each request (0: none). In an open run it also
-	// bounds the drain after Duration: requests due within the window but
-	// still waiting for a connection are sent for at most Timeout after it.
-	Timeout     time.Duration
-	Retries     int        // retries of a refused connection, with jittered backoff
-	Warmup      bool       // burst: an untimed round of the same size first
-	Client      ClientKind // default ClientFast
-	AllowRemote bool       // allow targets outside the loopback interface
-	// Transport, when set, replaces the HTTP client Client names, e.g.
-	// a ClientFunc-based fake in tests. Run does not close it.
-	Transport Transport
-	// OnRelease, when set, is called once, just before the measured
-	// requests start: in a burst after the warm-up round, in closed and open
-	// runs before the first request. It is where a caller takes its
-	// baseline (a metrics scrape, an annotation) so that the warm-up is not
-	// part of it. It runs on Run's goroutine; the measured time starts after
-	// it returns.
-	OnRelease func()
-}
-
-// Validate reports the first problem with c, naming the setting.
-func (c Config) Validate() error {
-	switch c.Mode {
-	case ModeBurst, ModeClosed, ModeOpen:
-	default:
-		return fmt.Errorf("mode %q: want burst, closed or open", c.Mode)
-	}
-	if c.Concurrency < 1 {
-		return fmt.Errorf("concurrency %d: must be at least 1", c.Concurrency)
-	}
-	if c.Mode != ModeBurst && c.Requests <= 0 && c.Duration <= 0 {
-		return errors.New("a run needs a bound: requests or duration")
-	}
-	if c.Requests < 0 || c.Duration < 0 || c.Timeout < 0 || c.Retries < 0 {
-		return errors.New("requests, duration, timeout and retries must not be negative")
-	}
-	if c.Mode == ModeOpen && c.Pacer == nil {
-		return errors.New("an open run needs a pacer")
-	}
-	if c.Target.Method != "" && c.Target.Method != "GET" && c.Target.Method != "POST" {
-		return fmt.Errorf("method %q: want GET or POST", c.Target.Method)
-	}
-	_, err := ParseURL(c.Target.URL, c.AllowRemote)
-	return err
-}
 
 // Attack is one run in progress. Its Progress method may be called from
 // any goroutine while Run runs.

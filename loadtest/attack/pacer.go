@@ -34,6 +34,15 @@ func (p ConstantPacer) Due(i int64) time.Duration {
 	return seconds(float64(i) / p.Rate)
 }
 
+// NewPacer is the pacer of an open run: rate requests per second from the
+// start, or with ramp > 0 a linear rise from rampFrom to rate over ramp.
+func NewPacer(rate, rampFrom float64, ramp time.Duration) Pacer {
+	if ramp > 0 {
+		return RampPacer{From: rampFrom, To: rate, Ramp: ramp}
+	}
+	return ConstantPacer{Rate: rate}
+}
+
 // RampPacer raises the arrival rate linearly from From to To requests per
 // second over Ramp, then holds To. With Ramp 0 it is a ConstantPacer at To.
 type RampPacer struct {

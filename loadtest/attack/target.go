@@ -45,6 +45,15 @@ func OrderBody(dst []byte, r *rand.Rand, _ uint64) []byte {
 	return append(dst, "]}"...)
 }
 
+// BodyFor is the body loadtest sends with method: a generated order
+// (OrderBody) for POST, none for GET.
+func BodyFor(method string) BodyFunc {
+	if method == "POST" {
+		return OrderBody
+	}
+	return nil
+}
+
 // ParseURL checks that raw is an absolute http URL with a host and returns it.
 // Unless allowRemote is set, the host must be a loopback address or
 // "localhost": loadtest is meant for a lab on one machine.

@@ -23,9 +23,18 @@ type Target struct {
 	MetricsURL string // its Prometheus endpoint; empty: no server-side figures
 }
 
+// DefaultScrapeInterval is the time between metric scrapes when
+// Options.ScrapeInterval is not set: the loadtest command's -scrape.
+const DefaultScrapeInterval = time.Second
+
+// DefaultPause is the pause between the runs of one command against
+// several targets (see Sleep): the loadtest command's -pause and the
+// scenario runner's.
+const DefaultPause = 2 * time.Second
+
 // Options tune what is observed besides the requests.
 type Options struct {
-	ScrapeInterval time.Duration // default 1 s
+	ScrapeInterval time.Duration // default DefaultScrapeInterval
 	// Progress, when set, receives a live line once a second (see report.ShowProgress).
 	Progress io.Writer
 	SLO      report.SLO
@@ -43,7 +52,7 @@ type Options struct {
 // with ctx's error.
 func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.Run, error) {
 	if opt.ScrapeInterval <= 0 {
-		opt.ScrapeInterval = time.Second
+		opt.ScrapeInterval = DefaultScrapeInterval
 	}
 	var (
 		watch   *scrape.Watcher

@@ -62,7 +62,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 	}
 	pause := r.Pause
 	if pause <= 0 {
-		pause = 2 * time.Second
+		pause = measure.DefaultPause
 		if r.Quick {
 			pause = 200 * time.Millisecond
 		}
@@ -214,34 +214,26 @@ func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.W
 	}
 }
 
-// configOf turns a phase into a loadtest configuration against base.
+// configOf turns a phase into a loadtest configuration against base: what
+// the phase's load leaves out (or sets to 0) keeps attack.Defaults.
 func configOf(p Phase, base string) attack.Config {
 	l := p.Load
-	cfg := attack.Config{
-		Mode:        attack.Mode(l.Mode),
-		Target:      attack.Target{Method: cmp.Or(p.Request.Method, "GET"), URL: strings.TrimRight(base, "/") + p.Request.Path},
-		Concurrency: l.Concurrency,
-		Requests:    l.Requests,
-		Duration:    l.Duration.D(),
-		Timeout:     cmp.Or(l.Timeout.D(), 30*time.Second),
-		Retries:     5,
-		Warmup:      l.Warmup == nil || *l.Warmup,
-	}
-	if l.Retries > 0 {
-		cfg.Retries = l.Retries
-	}
-	if cfg.Mode != attack.ModeBurst {
-		cfg.Warmup, cfg.Retries = false, 0
-	}
-	if cfg.Target.Method == "POST" {
-		cfg.Target.Body = attack.OrderBody
+	cfg := attack.Defaults(attack.Mode(l.Mode))
+	cfg.Target.Method = cmp.Or(p.Request.Method, cfg.Target.Method)
+	cfg.Target.URL = strings.TrimRight(base, "/") + p.Request.Path
+	cfg.Target.Body = attack.BodyFor(cfg.Target.Method)
+	cfg.Concurrency, cfg.Requests, cfg.Duration = l.Concurrency, l.Requests, l.Duration.D()
+	cfg.Timeout = cmp.Or(l.Timeout.D(), cfg.Timeout)
+	if cfg.Mode == attack.ModeBurst {
+		if l.Retries > 0 {
+			cfg.Retries = l.Retries
+		}
+		if l.Warmup != nil {
+			cfg.Warmup = *l.Warmup
+		}
 	}
 	if cfg.Mode == attack.ModeOpen {
-		if l.Ramp > 0 {
-			cfg.Pacer = attack.RampPacer{From: l.RampFrom, To: l.Rate, Ramp: l.Ramp.D()}
-		} else {
-			cfg.Pacer = attack.ConstantPacer{Rate: l.Rate}
-		}
+		cfg.Pacer = attack.NewPacer(l.Rate, l.RampFrom, l.Ramp.D())
 	}
 	return cfg
 }

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
 )
 
 // testDatabaseURL is the Postgres the test may CREATE DATABASE on.
@@ -149,4 +152,37 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestConfigOfFillsWhatTheLoadLeavesOut: a phase's load gets the defaults
+// of the loadtest command (attack.Defaults) for what it does not set, and
+// its own values for the rest.
+func TestConfigOfFillsWhatTheLoadLeavesOut(t *testing.T) {
+	no := false
+	for _, c := range []struct {
+		name string
+		p    Phase
+		want attack.Config
+	}{
+		{"burst, defaults", Phase{Request: &Request{Path: "/work/api?delay=200ms"}, Load: &Load{Mode: "burst", Concurrency: 100}},
+			attack.Config{Mode: attack.ModeBurst, Concurrency: 100, Timeout: 30 * time.Second, Retries: 5, Warmup: true}},
+		{"burst, set", Phase{Request: &Request{Path: "/work/api"}, Load: &Load{Mode: "burst", Concurrency: 10, Timeout: Duration(time.Second), Retries: 2, Warmup: &no}},
+			attack.Config{Mode: attack.ModeBurst, Concurrency: 10, Timeout: time.Second, Retries: 2}},
+		{"closed by requests alone", Phase{Request: &Request{Method: "POST", Path: "/orders"}, Load: &Load{Mode: "closed", Concurrency: 7, Requests: 200, Retries: 3}},
+			attack.Config{Mode: attack.ModeClosed, Concurrency: 7, Requests: 200, Timeout: 30 * time.Second}},
+		{"open ramp", Phase{Request: &Request{Path: "/work/db"}, Load: &Load{Mode: "open", Concurrency: 9, Duration: Duration(time.Second), Rate: 100, RampFrom: 10, Ramp: Duration(time.Second)}},
+			attack.Config{Mode: attack.ModeOpen, Concurrency: 9, Duration: time.Second, Timeout: 30 * time.Second,
+				Pacer: attack.RampPacer{From: 10, To: 100, Ramp: time.Second}}},
+	} {
+		got := configOf(c.p, "http://127.0.0.1:1/")
+		if got.Target.URL != "http://127.0.0.1:1"+c.p.Request.Path || got.Client != attack.ClientFast ||
+			(got.Target.Method == "POST") != (got.Target.Body != nil) || got.Target.Method != cmp.Or(c.p.Request.Method, "GET") {
+			t.Errorf("%s: target %+v, client %q", c.name, got.Target, got.Client)
+		}
+		if got.Mode != c.want.Mode || got.Concurrency != c.want.Concurrency || got.Requests != c.want.Requests ||
+			got.Duration != c.want.Duration || got.Timeout != c.want.Timeout || got.Retries != c.want.Retries ||
+			got.Warmup != c.want.Warmup || got.Pacer != c.want.Pacer {
+			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
+		}
+	}
 }
