@@ -1,20 +1,77 @@
 // Command loadtest is orderlab's load generator: a black-box HTTP client that
-// reproduces the experiments of docs REFERENCE.md against the three services
-// (burst, closed loop, coordinated-omission-correct open loop, and a
-// comparison of several targets), and reports client- and server-side
-// figures. See loadtest/README.md.
+// reproduces the experiments of README.md (The pitfalls) against the three
+// services (burst, closed loop, coordinated-omission-correct open loop, a
+// comparison of several targets, and the scenario catalog), and reports
+// client- and server-side figures. See loadtest/README.md.
+//
+// Each subcommand is parsed whole (flags, arguments and environment) into a
+// plan of plain values first, then the plan runs: loadcmd.go for burst,
+// closed, open and compare, scenariocmd.go for scenario.
 package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// Exit codes.
+const (
+	exitOK    = 0 // every run finished and met its SLO
+	exitFail  = 1 // a run failed, was interrupted or missed its SLO
+	exitUsage = 2 // bad flags, URLs, durations or environment
+)
+
+const usage = `usage: loadtest <mode> [flags] URL
+
+modes:
+  burst    -n 1000 URL             N requests released at once, after a warm-up round
+  closed   -c 500 -d 30s URL       C workers in request loops (like wrk -c)
+  open     -rate 2000 -d 30s URL   constant arrival rate, coordinated-omission corrected
+  compare  -mode closed ... [name=URL ...]
+                                   the same load against several targets, one table
+  scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
+                                   with JSON, Markdown and HTML results
+
+"loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
+missed, 2 usage error.
+`
+
+// run is the whole program: it parses args and the environment (getenv)
+// into a plan, runs it until it ends or SIGINT/SIGTERM arrives, writes the
+// results and returns the exit code.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch mode, rest := args[0], args[1:]; mode {
+	case "burst", "closed", "open", "compare":
+		p, err := parseLoad(mode, rest, getenv, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "scenario":
+		p, err := parseScenarioCmd(rest, getenv, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "loadtest: unknown mode %q\n\n%s", mode, usage)
+		return exitUsage
+	}
 }

@@ -56,10 +56,17 @@ func newService(t *testing.T, reject bool) *service {
 	return s
 }
 
+// runCLI runs the command with an empty environment.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIEnv(t, nil, args...)
+}
+
+// runCLIEnv runs the command with env as its whole environment.
+func runCLIEnv(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, &out, &errb)
+	code = run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -207,8 +214,8 @@ func TestOpenFilesLimitStopsBeforeStarting(t *testing.T) {
 	}
 }
 
-// TestOpenStallAtTheEndMissesTheSLO is the reviewer's case, scaled down: a
-// server that stalls from the middle of the window until after its end.
+// TestOpenStallAtTheEndMissesTheSLO: a server that stalls from the middle of
+// the window until after its end.
 // The requests due meanwhile are drained after the window and measured from
 // their due times, so the p99 bound is missed; the errors bound, written
 // with spaces, is met (none was left unsent).

@@ -7,9 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
+	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/scenario"
 	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
 )
@@ -25,55 +25,48 @@ a database it creates on -db and drops afterwards. With -target name=URL (and
 flags:
 `
 
-// runScenario is the scenario mode: it parses its own flags, runs the named
-// scenarios in order and returns the exit code.
-func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// defaultDatabaseURL is the Postgres of -db when DATABASE_URL is not set:
+// the local one of README.md (Knobs).
+const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// scenarioPlan is a parsed scenario subcommand: one of three jobs, in this
+// order of precedence.
+type scenarioPlan struct {
+	render string              // -render: draw a stored result again
+	list   bool                // -list: print the catalog
+	todo   []scenario.Scenario // run these with runner
+	runner scenario.Runner
+}
+
+// parseScenarioCmd reads the scenario subcommand's command line and
+// environment (DATABASE_URL, the default of -db) into a plan.
+func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Writer) (*scenarioPlan, error) {
 	fs := flag.NewFlagSet("loadtest scenario", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, scenarioUsage); fs.PrintDefaults() }
-	r := &scenario.Runner{Log: stdout}
-	list := fs.Bool("list", false, "list the scenarios and exit")
-	render := fs.String("render", "", "write the Markdown and HTML of a result `FILE.json` again, and exit")
+	p := &scenarioPlan{}
+	r := &p.runner
+	fs.BoolVar(&p.list, "list", false, "list the scenarios and exit")
+	fs.StringVar(&p.render, "render", "", "write the Markdown and HTML of a result `FILE.json` again, and exit")
 	fs.BoolVar(&r.Quick, "quick", false, "shorten every phase to a few seconds (smoke test; the figures mean nothing)")
 	fs.StringVar(&r.Out, "out", "results", "results directory")
 	fs.StringVar(&r.BinDir, "bin", "bin", "directory of the built services (make build)")
-	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(os.Getenv("DATABASE_URL"), "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(getenv("DATABASE_URL"), defaultDatabaseURL),
 		"Postgres URL of a user that may CREATE DATABASE (default $DATABASE_URL)")
-	fs.DurationVar(&r.Pause, "pause", 0, "pause between targets (default 2s, quick 200ms)")
+	fs.DurationVar(&r.Pause, "pause", 0, fmt.Sprintf("pause between targets (default %s, quick 200ms)", measure.DefaultPause))
 	targets, metrics := map[string]string{}, map[string]string{}
 	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", nameURLFlag(targets))
 	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", nameURLFlag(metrics))
-	names, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
+	names, _, err := parseInterleaved(fs, args)
 	if err != nil {
-		return exitUsage
+		return nil, err
 	}
-	if *render != "" {
-		files, err := scenario.Render(*render)
-		if err != nil {
-			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
-			return exitFail
-		}
-		fmt.Fprintf(stdout, "wrote %s, %s\n", files.Markdown, files.HTML)
-		return exitOK
-	}
-	if *list {
-		all, err := catalog.All()
-		if err != nil {
-			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
-			return exitFail
-		}
-		for _, s := range all {
-			fmt.Fprintf(stdout, "%-24s %s\n", s.Name, s.Title)
-		}
-		return exitOK
+	if p.render != "" || p.list {
+		return p, nil
 	}
 	for name := range metrics {
 		if targets[name] == "" {
-			fmt.Fprintf(stderr, "loadtest scenario: -metrics %s without -target %s\n", name, name)
-			return exitUsage
+			return nil, fmt.Errorf("-metrics %s without -target %s", name, name)
 		}
 	}
 	if len(targets) > 0 {
@@ -82,31 +75,10 @@ func runScenario(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name]}
 		}
 	}
-	todo, err := pick(names)
-	if err != nil {
-		fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
-		return exitUsage
+	if p.todo, err = pick(names); err != nil {
+		return nil, err
 	}
-	code := exitOK
-	start := time.Now()
-	for _, s := range todo {
-		res, files, err := r.Run(ctx, s)
-		if res != nil {
-			if err := scenario.WriteMarkdown(stdout, res); err != nil {
-				fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
-			}
-			fmt.Fprintf(stdout, "\nwrote %s, %s, %s (%.0f s)\n\n", files.JSON, files.Markdown, files.HTML, res.Elapsed)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "loadtest scenario: %s: %v\n", s.Name, err)
-			code = exitFail
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	fmt.Fprintf(stdout, "%d scenario(s) in %s\n", len(todo), time.Since(start).Round(time.Second))
-	return code
+	return p, nil
 }
 
 // pick returns the scenarios named, or all of them for "all".
@@ -126,4 +98,50 @@ func pick(names []string) ([]scenario.Scenario, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// execute does the plan's job and returns the exit code.
+func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
+	switch {
+	case p.render != "":
+		files, err := scenario.Render(p.render)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "wrote %s, %s\n", files.Markdown, files.HTML)
+		return exitOK
+	case p.list:
+		all, err := catalog.All()
+		if err != nil {
+			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
+			return exitFail
+		}
+		for _, s := range all {
+			fmt.Fprintf(stdout, "%-24s %s\n", s.Name, s.Title)
+		}
+		return exitOK
+	}
+	r := p.runner
+	r.Log = stdout
+	code := exitOK
+	start := time.Now()
+	for _, s := range p.todo {
+		res, files, err := r.Run(ctx, s)
+		if res != nil {
+			if err := scenario.WriteMarkdown(stdout, res); err != nil {
+				fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
+			}
+			fmt.Fprintf(stdout, "\nwrote %s, %s, %s (%.0f s)\n\n", files.JSON, files.Markdown, files.HTML, res.Elapsed)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "loadtest scenario: %s: %v\n", s.Name, err)
+			code = exitFail
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	fmt.Fprintf(stdout, "%d scenario(s) in %s\n", len(p.todo), time.Since(start).Round(time.Second))
+	return code
 }

@@ -22,25 +22,25 @@ var defaultTargets = []target{
 
 // targets reads the positional arguments: one URL for burst, closed and
 // open; name=URL pairs for compare (the three local services when none).
-func (c *command) targets(pos []string) ([]target, error) {
-	if !c.compare {
+func (f *loadFlags) targets(pos []string) ([]target, error) {
+	if !f.compare {
 		if len(pos) != 1 {
 			return nil, usagef("", "want exactly one URL, got %d arguments", len(pos))
 		}
-		u, err := attack.ParseURL(pos[0], c.allowRemote)
+		u, err := attack.ParseURL(pos[0], f.allowRemote)
 		if err != nil {
 			return nil, usagef("", "URL: %v", err)
 		}
-		if c.metrics != "" {
-			if _, err := attack.ParseURL(c.metrics, true); err != nil {
+		if f.metrics != "" {
+			if _, err := attack.ParseURL(f.metrics, true); err != nil {
 				return nil, usagef("metrics", "%v", err)
 			}
 		}
-		name := c.name
+		name := f.name
 		if name == "" {
 			name = u.Host
 		}
-		return []target{{name: name, url: pos[0], metrics: c.metrics}}, nil
+		return []target{{name: name, url: pos[0], metrics: f.metrics}}, nil
 	}
 
 	var ts []target
@@ -61,13 +61,13 @@ func (c *command) targets(pos []string) ([]target, error) {
 			return nil, usagef("", "target %q named twice", t.name)
 		}
 		known[t.name] = true
-		if c.path != "" {
-			t.url = strings.TrimRight(t.url, "/") + "/" + strings.TrimLeft(c.path, "/")
+		if f.path != "" {
+			t.url = strings.TrimRight(t.url, "/") + "/" + strings.TrimLeft(f.path, "/")
 		}
-		if _, err := attack.ParseURL(t.url, c.allowRemote); err != nil {
+		if _, err := attack.ParseURL(t.url, f.allowRemote); err != nil {
 			return nil, usagef("", "target %s: %v", t.name, err)
 		}
-		if m, ok := c.metricsOf[t.name]; ok {
+		if m, ok := f.metricsOf[t.name]; ok {
 			t.metrics = m
 		}
 		if t.metrics != "" {
@@ -76,7 +76,7 @@ func (c *command) targets(pos []string) ([]target, error) {
 			}
 		}
 	}
-	for name := range c.metricsOf {
+	for name := range f.metricsOf {
 		if !known[name] {
 			return nil, usagef("metrics", "no target named %q", name)
 		}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/annotate"
+	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/measure"
+)
+
+// TestParseLoadFillsTheDefaults: what a command line leaves out is
+// attack.Defaults of the load shape (and measure's), for every mode alike.
+func TestParseLoadFillsTheDefaults(t *testing.T) {
+	const u = "http://127.0.0.1:1/"
+	for _, c := range []struct {
+		args []string
+		want attack.Config
+	}{
+		{[]string{"burst", u}, attack.Config{Mode: attack.ModeBurst, Concurrency: 1000, Requests: 1000, Retries: 5, Warmup: true}},
+		{[]string{"closed", u}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Duration: 10 * time.Second}},
+		{[]string{"closed", "-n", "7", u}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Requests: 7}},
+		{[]string{"open", "-rate", "5", u}, attack.Config{Mode: attack.ModeOpen, Concurrency: 1000, Duration: 30 * time.Second}},
+		{[]string{"compare", "-mode", "open", "-rate", "5"}, attack.Config{Mode: attack.ModeOpen, Concurrency: 1000, Duration: 30 * time.Second}},
+		{[]string{"compare"}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Duration: 10 * time.Second}},
+		{[]string{"compare", "-mode", "burst", "-n", "20"}, attack.Config{Mode: attack.ModeBurst, Concurrency: 20, Requests: 20, Retries: 5, Warmup: true}},
+	} {
+		p, err := parseLoad(c.args[0], c.args[1:], func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Errorf("%q: %v", c.args, err)
+			continue
+		}
+		got, def := p.attack, attack.Defaults(c.want.Mode)
+		if got.Mode != c.want.Mode || got.Concurrency != c.want.Concurrency || got.Requests != c.want.Requests ||
+			got.Duration != c.want.Duration || got.Retries != c.want.Retries || got.Warmup != c.want.Warmup {
+			t.Errorf("%q: got %+v, want %+v", c.args, got, c.want)
+		}
+		if got.Timeout != def.Timeout || got.Client != def.Client || got.Target.Method != def.Target.Method || got.Target.Body != nil {
+			t.Errorf("%q: timeout %s, client %q, method %q; want attack.Defaults", c.args, got.Timeout, got.Client, got.Target.Method)
+		}
+		if p.scrape != measure.DefaultScrapeInterval || (c.args[0] == "compare" && p.pause != measure.DefaultPause) || p.grafana != nil {
+			t.Errorf("%q: scrape %s, pause %s, grafana %v", c.args, p.scrape, p.pause, p.grafana)
+		}
+	}
+}
+
+// TestParseLoadReadsTheEnvironmentItIsGiven: GRAFANA_URL comes from the
+// getenv run is given, at parse time; a malformed one is a usage error.
+func TestParseLoadReadsTheEnvironmentItIsGiven(t *testing.T) {
+	env := map[string]string{"GRAFANA_URL": "http://admin:pw@127.0.0.1:3000"}
+	p, err := parseLoad("closed", []string{"-n", "1", "http://127.0.0.1:1/"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil || p.grafana == nil {
+		t.Fatalf("plan %+v, err %v: want a Grafana client", p, err)
+	}
+	code, _, stderr := runCLIEnv(t, map[string]string{"GRAFANA_URL": "grafana:3000"}, "closed", "-n", "1", "http://127.0.0.1:1/")
+	if code != exitUsage || !strings.Contains(stderr, "GRAFANA_URL") {
+		t.Errorf("exit %d, stderr %q; want 2 naming GRAFANA_URL", code, stderr)
+	}
+}
+
+// TestRunMarksEachRunOnGrafana runs closed mode with GRAFANA_URL set in the
+// environment run is given: the fake Grafana sees the start of the run,
+// tagged for the board, and its end.
+func TestRunMarksEachRunOnGrafana(t *testing.T) {
+	s := newService(t, false)
+	var mu sync.Mutex
+	var calls []string
+	var tags []any
+	grafana := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, r.Method+" "+r.URL.Path)
+		if r.Method == http.MethodPost {
+			tags, _ = body["tags"].([]any)
+		}
+		_, _ = w.Write([]byte(`{"id":7}`))
+	}))
+	defer grafana.Close()
+	code, _, stderr := runCLIEnv(t, map[string]string{"GRAFANA_URL": grafana.URL}, "closed", "-c", "2", "-n", "20", "-method", "POST", "-name", "svc", s.api.URL+"/orders")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(calls, ",") != "POST /api/annotations,PATCH /api/annotations/7" {
+		t.Errorf("Grafana saw %v", calls)
+	}
+	if !slices.Equal(tags, []any{annotate.Tag, "closed", "svc"}) {
+		t.Errorf("tags %v, want %q, the mode and the target", tags, annotate.Tag)
+	}
+}

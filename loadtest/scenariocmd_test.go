@@ -1,0 +1,67 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
+)
+
+// TestScenarioDatabaseComesFromTheEnvironmentItIsGiven: -db defaults to
+// DATABASE_URL of the getenv run is given, then to the local Postgres.
+func TestScenarioDatabaseComesFromTheEnvironmentItIsGiven(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"burst-1000"}, defaultDatabaseURL},
+		{map[string]string{"DATABASE_URL": "postgres://a@127.0.0.1:5/x"}, []string{"burst-1000"}, "postgres://a@127.0.0.1:5/x"},
+		{map[string]string{"DATABASE_URL": "postgres://a@127.0.0.1:5/x"}, []string{"-db", "postgres://b@127.0.0.1:6/y", "burst-1000"}, "postgres://b@127.0.0.1:6/y"},
+	} {
+		p, err := parseScenarioCmd(c.args, func(k string) string { return c.env[k] }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.runner.DatabaseURL != c.want || len(p.todo) != 1 || p.todo[0].Name != "burst-1000" {
+			t.Errorf("env %v, args %q: database %q, scenarios %d; want %q and burst-1000", c.env, c.args, p.runner.DatabaseURL, len(p.todo), c.want)
+		}
+	}
+}
+
+func TestScenarioListsTheCatalogInOrder(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "scenario", "-list")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != len(catalog.Order) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(catalog.Order), stdout)
+	}
+	for i, name := range catalog.Order {
+		if f := strings.Fields(lines[i]); f[0] != name {
+			t.Errorf("line %d: %q, want %s first", i, lines[i], name)
+		}
+	}
+}
+
+func TestScenarioUsageErrorsExitTwo(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scenario"}, "name a scenario"},
+		{[]string{"scenario", "no-such-scenario"}, `no scenario "no-such-scenario"`},
+		{[]string{"scenario", "-metrics", "a=http://127.0.0.1:1/", "burst-1000"}, "-metrics a without -target a"},
+		{[]string{"scenario", "-bogus"}, "flag provided but not defined"},
+	} {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	if code, _, _ := runCLI(t, "scenario", "-h"); code != exitOK {
+		t.Errorf("scenario -h: exit %d, want 0", code)
+	}
+}
