@@ -21,6 +21,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/variants"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+
+	"github.com/orderlab/orderlab/loadtest/annotate"
 )
 
 // Datasource UIDs, as provisioned in grafana/provisioning/datasources.
@@ -35,10 +37,6 @@ const PoolStarvationUID = "orderlab-pool-starvation"
 
 // PoolStarvationTitle is the title of the main board.
 const PoolStarvationTitle = "Orders: pool starvation and tail latency"
-
-// LoadRunTag is the Grafana annotation tag that marks load runs: loadtest
-// posts the start and end of each run with it when GRAFANA_URL is set.
-const LoadRunTag = "loadtest"
 
 // PoolStarvation builds the main board.
 func PoolStarvation() (dashboard.Dashboard, error) {
@@ -147,7 +145,8 @@ func builtInAnnotations() *dashboard.AnnotationQueryBuilder {
 }
 
 // loadRunAnnotations shows the runs loadtest posts to Grafana's annotation
-// API (organisation-wide annotations tagged "loadtest").
+// API when GRAFANA_URL is set: organisation-wide annotations tagged
+// annotate.Tag.
 func loadRunAnnotations() *dashboard.AnnotationQueryBuilder {
 	return dashboard.NewAnnotationQueryBuilder().
 		Name("Load runs").
@@ -156,7 +155,7 @@ func loadRunAnnotations() *dashboard.AnnotationQueryBuilder {
 		IconColor("purple").
 		Target(rawQuery{
 			"type":     "tags",
-			"tags":     []string{LoadRunTag},
+			"tags":     []string{annotate.Tag},
 			"matchAny": true,
 			"limit":    100,
 		})

@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// Tag is on every annotation; the board selects it.
+// Tag is on every annotation; the board's "Load runs" annotation query
+// (grafana/board) selects it. It is the tag's one definition.
 const Tag = "loadtest"
 
 // Client posts annotations to one Grafana.
