@@ -8,7 +8,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,16 +22,18 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/orderlab/orderlab/loadtest/report"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run is the whole program; it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
 	fs := flag.NewFlagSet("benchwrk", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	loadtest := fs.String("loadtest", "bin/loadtest", "path of the loadtest binary")
@@ -144,17 +145,17 @@ func wrkRequests(out []byte, _ string) (int64, error) {
 }
 
 func loadtestRequests(_ []byte, jsonFile string) (int64, error) {
-	b, err := os.ReadFile(jsonFile)
+	f, err := os.Open(jsonFile)
 	if err != nil {
 		return 0, err
 	}
-	var rep struct {
-		Runs []struct {
-			Sent int64 `json:"sent"`
-		} `json:"runs"`
+	defer f.Close()
+	rep, err := report.Read(f)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", jsonFile, err)
 	}
-	if err := json.Unmarshal(b, &rep); err != nil || len(rep.Runs) != 1 {
-		return 0, fmt.Errorf("reading %s: %v", jsonFile, err)
+	if len(rep.Runs) != 1 {
+		return 0, fmt.Errorf("%s: %d runs, want 1", jsonFile, len(rep.Runs))
 	}
 	return rep.Runs[0].Sent, nil
 }
