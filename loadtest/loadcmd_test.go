@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,11 +26,11 @@ func TestParseLoadFillsTheDefaults(t *testing.T) {
 		want attack.Config
 	}{
 		{[]string{"burst", u}, attack.Config{Mode: attack.ModeBurst, Concurrency: 1000, Requests: 1000, Retries: 5, Warmup: true}},
-		{[]string{"closed", u}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Duration: 10 * time.Second}},
-		{[]string{"closed", "-n", "7", u}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Requests: 7}},
-		{[]string{"open", "-rate", "5", u}, attack.Config{Mode: attack.ModeOpen, Concurrency: 1000, Duration: 30 * time.Second}},
-		{[]string{"compare", "-mode", "open", "-rate", "5"}, attack.Config{Mode: attack.ModeOpen, Concurrency: 1000, Duration: 30 * time.Second}},
-		{[]string{"compare"}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Duration: 10 * time.Second}},
+		{[]string{"closed", u}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Duration: 10 * time.Second, Retries: 5}},
+		{[]string{"closed", "-n", "7", u}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Requests: 7, Retries: 5}},
+		{[]string{"open", "-rate", "5", u}, attack.Config{Mode: attack.ModeOpen, Concurrency: 1000, Duration: 30 * time.Second, Retries: 5}},
+		{[]string{"compare", "-mode", "open", "-rate", "5"}, attack.Config{Mode: attack.ModeOpen, Concurrency: 1000, Duration: 30 * time.Second, Retries: 5}},
+		{[]string{"compare"}, attack.Config{Mode: attack.ModeClosed, Concurrency: 50, Duration: 10 * time.Second, Retries: 5}},
 		{[]string{"compare", "-mode", "burst", "-n", "20"}, attack.Config{Mode: attack.ModeBurst, Concurrency: 20, Requests: 20, Retries: 5, Warmup: true}},
 	} {
 		p, err := parseLoad(c.args[0], c.args[1:], func(string) string { return "" }, io.Discard)
@@ -42,11 +43,40 @@ func TestParseLoadFillsTheDefaults(t *testing.T) {
 			got.Duration != c.want.Duration || got.Retries != c.want.Retries || got.Warmup != c.want.Warmup {
 			t.Errorf("%q: got %+v, want %+v", c.args, got, c.want)
 		}
+		if got.Retry != def.Retry || got.RetryMaxWait != def.RetryMaxWait {
+			t.Errorf("%q: retry %q, max wait %s; want attack.Defaults", c.args, got.Retry, got.RetryMaxWait)
+		}
 		if got.Timeout != def.Timeout || got.Client != def.Client || got.Target.Method != def.Target.Method || got.Target.Body != nil {
 			t.Errorf("%q: timeout %s, client %q, method %q; want attack.Defaults", c.args, got.Timeout, got.Client, got.Target.Method)
 		}
 		if p.scrape != measure.DefaultScrapeInterval || (c.args[0] == "compare" && p.pause != measure.DefaultPause) || p.grafana != nil {
 			t.Errorf("%q: scrape %s, pause %s, grafana %v", c.args, p.scrape, p.pause, p.grafana)
+		}
+	}
+}
+
+// TestParseLoadRetryPolicy: -retry, -retries and -retry-max-wait reach the
+// attack configuration; a bad policy, or one for a burst, is a usage error.
+func TestParseLoadRetryPolicy(t *testing.T) {
+	const u = "http://127.0.0.1:1/"
+	p, err := parseLoad("closed", []string{"-retry", "honor", "-retries", "3", "-retry-max-wait", "2s", u}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.attack; got.Retry != attack.RetryHonor || got.Retries != 3 || got.RetryMaxWait != 2*time.Second {
+		t.Errorf("retry %q, retries %d, max wait %s; want honor, 3, 2s", got.Retry, got.Retries, got.RetryMaxWait)
+	}
+	for _, args := range [][]string{
+		{"closed", "-retry", "sometimes", u},
+		{"open", "-rate", "5", "-retry-max-wait", "-1s", u},
+		{"closed", "-retries", "-1", u},
+		{"compare", "-mode", "burst", "-n", "5", "-retry", "immediate"},
+	} {
+		_, err := parseLoad(args[0], args[1:], func(string) string { return "" }, io.Discard)
+		var ue usageError
+		var fe flagParseError
+		if !errors.As(err, &ue) && !errors.As(err, &fe) {
+			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
 }

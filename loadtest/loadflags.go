@@ -29,6 +29,8 @@ type loadFlags struct {
 	ramp        time.Duration
 	rampFrom    float64
 	retries     int
+	retry       string
+	retryWait   time.Duration
 	warmup      bool
 	method      string
 	headers     http.Header
@@ -68,8 +70,12 @@ func newLoadFlags(mode string) (*flag.FlagSet, *loadFlags) {
 		fs.StringVar(&f.name, "name", "", "label of the target in tables (default: its host:port)")
 		fs.StringVar(&f.metrics, "metrics", "", "`URL` of the target's Prometheus endpoint, e.g. http://127.0.0.1:9091/metrics")
 	}
+	fs.IntVar(&f.retries, "retries", burst.Retries, "most times one request is sent again: after a refused connection (jittered backoff), and after a 429 or 503 with -retry immediate or honor")
+	if shape("closed", "open") {
+		fs.StringVar(&f.retry, "retry", string(closed.Retry), "what a client does with a 429 or 503: none (count it), immediate (send it again at once: a retry storm), honor (wait Retry-After plus up to as much again in jitter, then send it again)")
+		fs.DurationVar(&f.retryWait, "retry-max-wait", closed.RetryMaxWait, "-retry honor: the longest wait before a retry")
+	}
 	if shape("burst") {
-		fs.IntVar(&f.retries, "retries", burst.Retries, "burst: retries of a refused connection, with jittered backoff")
 		fs.BoolVar(&f.warmup, "warmup", burst.Warmup, "burst: send an untimed round of the same size first, to open the connections")
 	}
 	switch mode {
@@ -151,6 +157,10 @@ func (f *loadFlags) attackConfig(set map[string]bool) (attack.Config, error) {
 	if f.timeout < 0 {
 		return cfg, usagef("timeout", "must not be negative")
 	}
+	if f.retries < 0 {
+		return cfg, usagef("retries", "must not be negative")
+	}
+	cfg.Retries = f.retries
 	switch cfg.Mode {
 	case attack.ModeBurst:
 		if f.n < 1 {
@@ -162,11 +172,11 @@ func (f *loadFlags) attackConfig(set map[string]bool) (attack.Config, error) {
 		if set["c"] {
 			return cfg, usagef("c", "not with -mode burst: -n is both the burst size and the connections")
 		}
-		if f.retries < 0 {
-			return cfg, usagef("retries", "must not be negative")
+		if set["retry"] {
+			return cfg, usagef("retry", "not with -mode burst: a burst measures one round")
 		}
 		cfg.Concurrency, cfg.Requests, cfg.Duration = int(f.n), f.n, 0
-		cfg.Retries, cfg.Warmup = f.retries, f.warmup
+		cfg.Warmup = f.warmup
 	case attack.ModeClosed, attack.ModeOpen:
 		if cfg.Concurrency < 1 {
 			return cfg, usagef("c", "must be at least 1")
@@ -174,6 +184,16 @@ func (f *loadFlags) attackConfig(set map[string]bool) (attack.Config, error) {
 		if set["d"] && f.d == 0 && f.n == 0 {
 			return cfg, usagef("d", "must be positive unless -n is given")
 		}
+		switch p := attack.RetryPolicy(f.retry); p {
+		case attack.RetryNone, attack.RetryImmediate, attack.RetryHonor:
+			cfg.Retry = p
+		default:
+			return cfg, usagef("retry", "%q: want none, immediate or honor", f.retry)
+		}
+		if f.retryWait < 0 {
+			return cfg, usagef("retry-max-wait", "must not be negative")
+		}
+		cfg.RetryMaxWait = f.retryWait
 		if cfg.Mode == attack.ModeClosed {
 			break
 		}

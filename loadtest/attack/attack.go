@@ -25,13 +25,17 @@ type Attack struct {
 	groups []*recorder
 	runID  uint64
 
-	started  atomic.Int64 // unix nanoseconds; 0 until the run starts
-	sent     atomic.Int64
-	answered atomic.Int64
-	errs     atomic.Int64
-	rejected atomic.Int64
-	scratch  *Result // Progress's merge target, guarded by progMu
-	progMu   sync.Mutex
+	started atomic.Int64 // unix nanoseconds; 0 until the run starts
+	// sendUntil ends the window in which requests, retries included, may be
+	// sent (closed and open runs with a Duration); zero: no end. Set before
+	// the workers start.
+	sendUntil time.Time
+	sent      atomic.Int64
+	answered  atomic.Int64
+	errs      atomic.Int64
+	rejected  atomic.Int64
+	scratch   *Result // Progress's merge target, guarded by progMu
+	progMu    sync.Mutex
 }
 
 // New checks cfg and the environment (open-files limit, source ports) and
@@ -246,18 +250,30 @@ func appendHex(b []byte, v uint64) []byte {
 }
 
 // fire sends one request that was due at due and records the outcome into
-// rec. Refused connections are retried up to Config.Retries times.
+// rec. Refused connections are retried up to Config.Retries times, and so
+// are 429 and 503 answers when Config.Retry says so, as long as the retry
+// falls within the run's window; the outcome is the final attempt's, its
+// latency runs from the first attempt.
 func (w *worker) fire(ctx context.Context, rec *recorder, due time.Time, late bool) {
 	w.prepare()
 	o := outcome{due: due, late: late}
 	for attempt := 0; ; attempt++ {
-		o.sent = time.Now()
-		o.status, o.err = w.client.Do(&w.req)
-		if o.err == nil || attempt >= w.a.cfg.Retries || ctx.Err() != nil || Classify(o.err) != ErrRefused {
+		sent := time.Now()
+		if attempt == 0 {
+			o.sent = sent
+		}
+		var resp Response
+		resp, o.err = w.client.Do(&w.req)
+		o.status = resp.Status
+		if attempt >= w.a.cfg.Retries || ctx.Err() != nil {
 			break
 		}
+		wait, again := w.retryWait(resp, o.err, attempt)
+		if !again || (!w.a.sendUntil.IsZero() && time.Now().Add(wait).After(w.a.sendUntil)) {
+			break // no retry, or none before the run's window closes
+		}
 		o.retries++
-		if !w.sleep(ctx, backoff(w.rng, attempt)) {
+		if !w.sleep(ctx, wait) {
 			break
 		}
 	}
@@ -282,6 +298,39 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due time.Time, late bo
 	default:
 		w.a.answered.Add(1)
 	}
+}
+
+// retryWait says whether an attempt's outcome is sent again, and after how
+// long: a refused connection after a jittered backoff; a 429 or 503 as
+// Config.Retry says.
+func (w *worker) retryWait(resp Response, err error, attempt int) (time.Duration, bool) {
+	if err != nil {
+		return backoff(w.rng, attempt), Classify(err) == ErrRefused
+	}
+	if !IsRejection(resp.Status) {
+		return 0, false
+	}
+	switch w.a.cfg.Retry {
+	case RetryImmediate:
+		return 0, true
+	case RetryHonor:
+		return honor(w.rng, resp.RetryAfter, attempt, w.a.cfg.RetryMaxWait), true
+	}
+	return 0, false
+}
+
+// honor is a RetryHonor wait: Retry-After plus a uniform jitter of up to
+// Retry-After again, at most max; without a Retry-After, a full-jitter
+// exponential backoff from 100 ms, at most max.
+func honor(r *rand.Rand, retryAfter time.Duration, attempt int, maxWait time.Duration) time.Duration {
+	if maxWait <= 0 {
+		maxWait = time.Duration(math.MaxInt64)
+	}
+	if retryAfter > 0 {
+		return min(retryAfter+time.Duration(r.Float64()*float64(retryAfter)), maxWait)
+	}
+	ceiling := min(float64(100*time.Millisecond)*math.Pow(2, float64(attempt)), float64(maxWait))
+	return time.Duration(r.Float64() * ceiling)
 }
 
 // sleep waits d or until ctx is done, and reports whether d passed.

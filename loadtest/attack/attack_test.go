@@ -150,12 +150,12 @@ func TestRefusedConnectionsAreRetried(t *testing.T) {
 	var calls atomic.Int64
 	fake := TransportFunc(func() Client {
 		var n int
-		return ClientFunc(func(*Request) (int, error) {
+		return ClientFunc(func(*Request) (Response, error) {
 			calls.Add(1)
 			if n++; n <= 2 {
-				return 0, refused
+				return Response{}, refused
 			}
-			return 200, nil
+			return Response{Status: 200}, nil
 		})
 	})
 	res := run(t, Config{Mode: ModeBurst, Concurrency: 5, Retries: 3, Target: Target{URL: "http://127.0.0.1:1/"}, Transport: fake})

@@ -4,18 +4,20 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"time"
 )
 
 // Client sends the requests of one worker, one at a time. A worker owns its
 // Client; a Client is never shared between goroutines.
 type Client interface {
-	// Do sends req and reads the whole response. It returns the status code,
-	// or an error when no complete response arrived.
-	Do(req *Request) (status int, err error)
+	// Do sends req and reads the whole response. It returns what a worker
+	// needs of it, or an error when no complete response arrived.
+	Do(req *Request) (Response, error)
 	// Close releases the client's connection.
 	Close() error
 }
@@ -27,11 +29,39 @@ type Request struct {
 	IdempotencyKey []byte // sent as Idempotency-Key when not empty
 }
 
+// Response is what a worker needs of an answer.
+type Response struct {
+	Status int
+	// RetryAfter is the answer's Retry-After: its seconds, or the time
+	// until its HTTP-date; 0 when it has none (or one that does not parse).
+	RetryAfter time.Duration
+}
+
+// parseRetryAfter reads a Retry-After value (RFC 9110, section 10.2.3):
+// whole seconds, or an HTTP-date. Anything else, or a date in the past, is 0.
+func parseRetryAfter(v []byte, now time.Time) time.Duration {
+	if len(v) == 0 {
+		return 0
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		n, err := strconv.ParseInt(string(v), 10, 64) // does not allocate
+		if err != nil || n < 0 || n > math.MaxInt64/int64(time.Second) {
+			return 0
+		}
+		return time.Duration(n) * time.Second
+	}
+	t, err := http.ParseTime(string(v))
+	if err != nil || !t.After(now) {
+		return 0
+	}
+	return t.Sub(now)
+}
+
 // ClientFunc adapts a function to [Client]; Close does nothing.
-type ClientFunc func(req *Request) (int, error)
+type ClientFunc func(req *Request) (Response, error)
 
 // Do calls f(req).
-func (f ClientFunc) Do(req *Request) (int, error) { return f(req) }
+func (f ClientFunc) Do(req *Request) (Response, error) { return f(req) }
 
 // Close does nothing.
 func (ClientFunc) Close() error { return nil }

@@ -14,6 +14,9 @@ func (a *Attack) closed(ctx context.Context, tr Transport) time.Time {
 	start := time.Now()
 	a.markStarted(start)
 	end := start.Add(a.cfg.Duration)
+	if a.cfg.Duration > 0 {
+		a.sendUntil = end
+	}
 	var claimed atomic.Int64
 	claim := func(now time.Time) bool {
 		if ctx.Err() != nil {

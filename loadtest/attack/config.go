@@ -24,6 +24,25 @@ const (
 	ModeOpen Mode = "open"
 )
 
+// RetryPolicy is what a worker does with a 429 or 503 answer.
+type RetryPolicy string
+
+// The retry policies.
+const (
+	// RetryNone counts the answer and moves on: in a closed run the
+	// worker's next request is a new one, sent at once.
+	RetryNone RetryPolicy = "none"
+	// RetryImmediate sends the same request again at once, up to Retries
+	// times: the retry storm of naive clients.
+	RetryImmediate RetryPolicy = "immediate"
+	// RetryHonor waits what the answer's Retry-After asks, plus a uniform
+	// jitter of up to as much again (so that the clients turned away in
+	// the same second do not all come back in the same second), at most
+	// RetryMaxWait, then sends the same request again, up to Retries times.
+	// Without a Retry-After it backs off exponentially with full jitter.
+	RetryHonor RetryPolicy = "honor"
+)
+
 // Config describes one run against one target.
 type Config struct {
 	Mode   Mode
@@ -38,11 +57,19 @@ type Config struct {
 	// Timeout bounds each request (0: none). In an open run it also
 	// bounds the drain after Duration: requests due within the window but
 	// still waiting for a connection are sent for at most Timeout after it.
-	Timeout     time.Duration
-	Retries     int        // retries of a refused connection, with jittered backoff
-	Warmup      bool       // burst: an untimed round of the same size first
-	Client      ClientKind // default ClientFast
-	AllowRemote bool       // allow targets outside the loopback interface
+	Timeout time.Duration
+	// Retries is the most times one request is sent again: after a
+	// refused connection (with jittered backoff), and after a 429 or 503
+	// when Retry is RetryImmediate or RetryHonor. Its latency runs from the
+	// first attempt's intended send time to the final answer.
+	Retries int
+	// Retry is what a worker does with a 429 or 503 answer; "" is RetryNone.
+	Retry RetryPolicy
+	// RetryMaxWait caps one RetryHonor wait.
+	RetryMaxWait time.Duration
+	Warmup       bool       // burst: an untimed round of the same size first
+	Client       ClientKind // default ClientFast
+	AllowRemote  bool       // allow targets outside the loopback interface
 	// Transport, when set, replaces the HTTP client Client names, e.g.
 	// a ClientFunc-based fake in tests. Run does not close it.
 	Transport Transport
@@ -68,8 +95,13 @@ func (c Config) Validate() error {
 	if c.Mode != ModeBurst && c.Requests <= 0 && c.Duration <= 0 {
 		return errors.New("a run needs a bound: requests or duration")
 	}
-	if c.Requests < 0 || c.Duration < 0 || c.Timeout < 0 || c.Retries < 0 {
-		return errors.New("requests, duration, timeout and retries must not be negative")
+	if c.Requests < 0 || c.Duration < 0 || c.Timeout < 0 || c.Retries < 0 || c.RetryMaxWait < 0 {
+		return errors.New("requests, duration, timeout, retries and the retry wait must not be negative")
+	}
+	switch c.Retry {
+	case "", RetryNone, RetryImmediate, RetryHonor:
+	default:
+		return fmt.Errorf("retry %q: want %s, %s or %s", c.Retry, RetryNone, RetryImmediate, RetryHonor)
 	}
 	if c.Mode == ModeOpen && c.Pacer == nil {
 		return errors.New("an open run needs a pacer")
@@ -85,15 +117,18 @@ func (c Config) Validate() error {
 // not set: the defaults of the loadtest command's flags and of a scenario's
 // load (loadtest/README.md, Modes). It is their one home.
 //
-// Every mode: GET, ClientFast, a 30 s timeout per request. Burst: 1000
-// requests, refused connections retried 5 times, a warm-up round. Closed: 50
-// workers for 10 s. Open: at most 1000 connections, a 30 s window. A caller
-// that bounds a closed or open run by Requests alone clears Duration.
+// Every mode: GET, ClientFast, a 30 s timeout per request, up to 5 retries
+// of a request (of a refused connection; of a 429 or 503 only with a retry
+// policy, none by default), a retry wait of at most 10 s. Burst: 1000
+// requests, a warm-up round. Closed: 50 workers for 10 s. Open: at most 1000
+// connections, a 30 s window. A caller that bounds a closed or open run by
+// Requests alone clears Duration.
 func Defaults(mode Mode) Config {
-	cfg := Config{Mode: mode, Target: Target{Method: "GET"}, Timeout: 30 * time.Second, Client: ClientFast}
+	cfg := Config{Mode: mode, Target: Target{Method: "GET"}, Timeout: 30 * time.Second, Client: ClientFast,
+		Retries: 5, Retry: RetryNone, RetryMaxWait: 10 * time.Second}
 	switch mode {
 	case ModeBurst:
-		cfg.Concurrency, cfg.Retries, cfg.Warmup = 1000, 5, true
+		cfg.Concurrency, cfg.Warmup = 1000, true
 	case ModeClosed:
 		cfg.Concurrency, cfg.Duration = 50, 10*time.Second
 	case ModeOpen:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"time"
 )
 
 // stdTransport makes clients that share one net/http client whose pool
@@ -57,14 +58,14 @@ type stdClient struct{ t *stdTransport }
 
 // Do sends req through net/http and drains the body so that the
 // connection returns to the pool.
-func (c *stdClient) Do(req *Request) (int, error) {
+func (c *stdClient) Do(req *Request) (Response, error) {
 	var body io.Reader
 	if req.Body != nil {
 		body = bytes.NewReader(req.Body)
 	}
 	r, err := http.NewRequestWithContext(c.t.ctx, c.t.method, c.t.url, body)
 	if err != nil {
-		return 0, err
+		return Response{}, err
 	}
 	for k, v := range c.t.header {
 		r.Header[k] = v
@@ -83,11 +84,11 @@ func (c *stdClient) Do(req *Request) (int, error) {
 	}
 	resp, err := c.t.client.Do(r)
 	if err != nil {
-		return 0, err
+		return Response{}, err
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-	return resp.StatusCode, err
+	return Response{Status: resp.StatusCode, RetryAfter: parseRetryAfter([]byte(resp.Header.Get("Retry-After")), time.Now())}, err
 }
 
 // Close does nothing: connections belong to the shared pool.

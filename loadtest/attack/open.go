@@ -31,6 +31,9 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 	start := time.Now().Add(time.Millisecond) // lets the first worker be on time
 	a.markStarted(start)
 	end := start.Add(a.cfg.Duration)
+	if a.cfg.Duration > 0 {
+		a.sendUntil = end
+	}
 	var giveUp time.Time // zero: drain without a bound (no timeout, or no window)
 	if a.cfg.Duration > 0 && a.cfg.Timeout > 0 {
 		giveUp = end.Add(a.cfg.Timeout)

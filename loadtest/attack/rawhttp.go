@@ -93,18 +93,18 @@ type rawClient struct {
 // Do writes req with one write and reads the response. When the server had
 // already closed a reused keep-alive connection, Do retries once on a new
 // connection, as net/http does for replayable requests.
-func (c *rawClient) Do(req *Request) (int, error) {
+func (c *rawClient) Do(req *Request) (Response, error) {
 	c.buf = c.encode(c.buf[:0], req)
 	reused := c.conn != nil
-	status, err := c.roundTrip()
+	resp, err := c.roundTrip()
 	if err != nil && reused && !c.read && Classify(err) == ErrReset {
 		c.closeConn()
-		status, err = c.roundTrip()
+		resp, err = c.roundTrip()
 	}
 	if err != nil {
 		c.closeConn()
 	}
-	return status, err
+	return resp, err
 }
 
 // Close closes the connection.
@@ -129,26 +129,26 @@ func (c *rawClient) encode(b []byte, req *Request) []byte {
 	return append(b, "\r\n"...)
 }
 
-func (c *rawClient) roundTrip() (int, error) {
+func (c *rawClient) roundTrip() (Response, error) {
 	c.read = false
 	if c.conn == nil {
 		if err := c.dial(); err != nil {
-			return 0, err
+			return Response{}, err
 		}
 	}
 	if c.t.timeout > 0 {
 		if err := c.conn.SetDeadline(time.Now().Add(c.t.timeout)); err != nil {
-			return 0, err
+			return Response{}, err
 		}
 	}
 	if _, err := c.conn.Write(c.buf); err != nil {
-		return 0, err
+		return Response{}, err
 	}
-	status, keep, err := c.readResponse()
+	resp, keep, err := c.readResponse()
 	if err == nil && !keep {
 		c.closeConn()
 	}
-	return status, err
+	return resp, err
 }
 
 func (c *rawClient) dial() error {
@@ -182,25 +182,26 @@ func (c *rawClient) closeConn() {
 
 // readResponse reads one response (skipping interim 1xx ones), discards
 // its body and reports whether the connection may be reused.
-func (c *rawClient) readResponse() (status int, keep bool, err error) {
+func (c *rawClient) readResponse() (resp Response, keep bool, err error) {
 	for {
 		line, err := c.line()
 		if err != nil {
-			return 0, false, err
+			return Response{}, false, err
 		}
 		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return 0, false, fmt.Errorf("malformed status line %q", line)
+			return Response{}, false, fmt.Errorf("malformed status line %q", line)
 		}
-		status, err = strconv.Atoi(string(line[9:12])) // does not allocate
+		status, err := strconv.Atoi(string(line[9:12])) // does not allocate
 		if err != nil {
-			return 0, false, fmt.Errorf("malformed status line %q", line)
+			return Response{}, false, fmt.Errorf("malformed status line %q", line)
 		}
+		resp = Response{Status: status}
 		keep = line[7] == '1'
 		length, chunked := int64(-1), false
 		for {
 			h, err := c.line()
 			if err != nil {
-				return 0, false, err
+				return Response{}, false, err
 			}
 			if len(h) == 0 {
 				break
@@ -213,10 +214,12 @@ func (c *rawClient) readResponse() (status int, keep bool, err error) {
 			switch {
 			case bytes.EqualFold(name, []byte("Content-Length")):
 				if length, err = strconv.ParseInt(string(value), 10, 64); err != nil || length < 0 {
-					return 0, false, fmt.Errorf("malformed Content-Length %q", value)
+					return Response{}, false, fmt.Errorf("malformed Content-Length %q", value)
 				}
 			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 				chunked = containsFold(value, []byte("chunked"))
+			case bytes.EqualFold(name, []byte("Retry-After")):
+				resp.RetryAfter = parseRetryAfter(value, time.Now())
 			case bytes.EqualFold(name, []byte("Connection")):
 				if bytes.EqualFold(value, []byte("close")) {
 					keep = false
@@ -229,15 +232,15 @@ func (c *rawClient) readResponse() (status int, keep bool, err error) {
 		case status >= 100 && status < 200 && status != http.StatusSwitchingProtocols:
 			continue // interim response; the real one follows
 		case status == http.StatusNoContent || status == http.StatusNotModified || status < 200:
-			return status, keep, nil
+			return resp, keep, nil
 		case chunked:
-			return status, keep, c.discardChunked()
+			return resp, keep, c.discardChunked()
 		case length >= 0:
 			_, err := c.br.Discard(int(length))
-			return status, keep, err
+			return resp, keep, err
 		default: // the body runs until the server closes the connection
 			_, err := io.Copy(io.Discard, c.br)
-			return status, false, err
+			return resp, false, err
 		}
 	}
 }

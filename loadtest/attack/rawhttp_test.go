@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // connCounter counts the connections a test server accepted.
@@ -56,8 +57,12 @@ func newTestTransport(t *testing.T, kind ClientKind, rawURL, method string) Tran
 func TestClientsReadEveryResponseFraming(t *testing.T) {
 	cases := []struct {
 		kind string
-		want int
-	}{{"plain", 200}, {"chunked", 200}, {"empty", 204}, {"reject", 429}, {"plain", 200}, {"close", 418}, {"plain", 200}}
+		want Response
+	}{
+		{"plain", Response{Status: 200}}, {"chunked", Response{Status: 200}}, {"empty", Response{Status: 204}},
+		{"reject", Response{Status: 429, RetryAfter: 7 * time.Second}}, {"plain", Response{Status: 200}},
+		{"close", Response{Status: 418}}, {"plain", Response{Status: 200}},
+	}
 	for _, kind := range []ClientKind{ClientFast, ClientNetHTTP} {
 		t.Run(string(kind), func(t *testing.T) {
 			var next atomic.Int64
@@ -77,7 +82,7 @@ func TestClientsReadEveryResponseFraming(t *testing.T) {
 					w.Header().Set("Connection", "close")
 					w.WriteHeader(http.StatusTeapot)
 				case "reject":
-					w.Header().Set("Retry-After", "1")
+					w.Header().Set("Retry-After", "7")
 					http.Error(w, "busy", http.StatusTooManyRequests)
 				default:
 					_, _ = w.Write([]byte("hello"))
@@ -88,7 +93,7 @@ func TestClientsReadEveryResponseFraming(t *testing.T) {
 			for _, tc := range cases {
 				got, err := c.Do(&Request{})
 				if err != nil || got != tc.want {
-					t.Fatalf("%s: status %d, %v; want %d", tc.kind, got, err, tc.want)
+					t.Fatalf("%s: %+v, %v; want %+v", tc.kind, got, err, tc.want)
 				}
 			}
 			// One connection until the server closed it after "close", then one more.
@@ -103,12 +108,12 @@ func TestFastClientRetriesAConnectionTheServerClosed(t *testing.T) {
 	s, conns := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
 	c := newTestTransport(t, ClientFast, s.URL+"/", "GET").NewClient()
 	defer c.Close()
-	if st, err := c.Do(&Request{}); err != nil || st != 200 {
-		t.Fatalf("first: %d, %v", st, err)
+	if r, err := c.Do(&Request{}); err != nil || r.Status != 200 {
+		t.Fatalf("first: %d, %v", r.Status, err)
 	}
 	s.CloseClientConnections() // the idle keep-alive connection dies
-	if st, err := c.Do(&Request{}); err != nil || st != 200 {
-		t.Fatalf("after the server closed the connection: %d, %v", st, err)
+	if r, err := c.Do(&Request{}); err != nil || r.Status != 200 {
+		t.Fatalf("after the server closed the connection: %d, %v", r.Status, err)
 	}
 	if n := conns.n.Load(); n != 2 {
 		t.Errorf("opened %d connections, want 2", n)
@@ -181,8 +186,8 @@ func TestHostHeaderReplacesTheURLHost(t *testing.T) {
 			defer tr.Close()
 			c := tr.NewClient()
 			defer c.Close()
-			if st, err := c.Do(&Request{}); err != nil || st != 200 {
-				t.Errorf("status %d, %v; want 200 (one Host header)", st, err)
+			if r, err := c.Do(&Request{}); err != nil || r.Status != 200 {
+				t.Errorf("status %d, %v; want 200 (one Host header)", r.Status, err)
 			}
 		})
 	}
@@ -203,8 +208,8 @@ func TestRedirectsAreAnswersNotFollowed(t *testing.T) {
 			}))
 			c := newTestTransport(t, kind, s.URL+"/work/db?delay=20ms", "GET").NewClient()
 			defer c.Close()
-			if st, err := c.Do(&Request{}); err != nil || st != http.StatusFound || followed.Load() != 0 {
-				t.Errorf("status %d, %v, redirect followed %d times; want 302 and none", st, err, followed.Load())
+			if r, err := c.Do(&Request{}); err != nil || r.Status != http.StatusFound || followed.Load() != 0 {
+				t.Errorf("status %d, %v, redirect followed %d times; want 302 and none", r.Status, err, followed.Load())
 			}
 		})
 	}
@@ -238,8 +243,8 @@ func TestDialAddrAddsTheDefaultPortOnce(t *testing.T) {
 	defer s.Close()
 	c := newTestTransport(t, ClientFast, s.URL+"/", "GET").NewClient()
 	defer c.Close()
-	if st, err := c.Do(&Request{}); err != nil || st != 200 {
-		t.Errorf("[::1]: status %d, %v", st, err)
+	if r, err := c.Do(&Request{}); err != nil || r.Status != 200 {
+		t.Errorf("[::1]: status %d, %v", r.Status, err)
 	}
 }
 

@@ -53,7 +53,7 @@ type outcome struct {
 	err             error
 	late            bool // the request was due before a worker was free to send it
 	canceled        bool // the run was canceled while the request was in flight
-	retries         int  // refused connections retried before this outcome
+	retries         int  // attempts before this outcome's final one: refused connections, and 429/503 answers with a retry policy
 }
 
 func (r *recorder) add(o outcome) {

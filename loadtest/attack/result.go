@@ -18,7 +18,7 @@ type Result struct {
 	Errors   map[string]int64
 	Late     int64 // open: requests due while no worker was free to send them, Unsent included
 	Unsent   int64 // open: requests due within the run that were never sent, not even in the drain after it
-	Retries  int64 // refused connections retried (burst)
+	Retries  int64 // requests sent again: after a refused connection, or a 429/503 under a retry policy
 	Canceled int64 // requests abandoned because the run was canceled
 
 	// Latency from the intended send time (corrected) and from the actual
@@ -100,6 +100,9 @@ func (r *Result) ErrorCount() int64 {
 	}
 	return n
 }
+
+// Attempts returns how many times requests were sent, retries included.
+func (r *Result) Attempts() int64 { return r.Sent + r.Retries }
 
 // Throughput returns answers per second over the run.
 func (r *Result) Throughput() float64 {
