@@ -69,4 +69,6 @@ var OverTime = []Metric{
 	{Title: "RSS", Unit: "MiB", Value: func(s scrape.Sample) float64 { return s.RSSBytes }, Scale: 1.0 / (1 << 20)},
 	{Title: "Heap in use", Unit: "MiB", Value: func(s scrape.Sample) float64 { return s.HeapInuse }, Scale: 1.0 / (1 << 20)},
 	{Title: "Audit writes pending", Unit: "audits", Value: func(s scrape.Sample) float64 { return s.AuditPending }, Optional: true},
+	{Title: "Server CPU (cores)", Unit: "cores", Value: func(s scrape.Sample) float64 { return s.CPUSeconds }, Rate: true},
+	{Title: "Semaphore limit (fixed or adaptive)", Unit: "permits", Value: func(s scrape.Sample) float64 { return s.Limit }, Optional: true},
 }

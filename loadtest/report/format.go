@@ -31,6 +31,14 @@ func sig3(v float64) string {
 	}
 }
 
+// FormatMicros writes a CPU time in microseconds, "-" for none.
+func FormatMicros(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return FormatSeconds(us / 1e6)
+}
+
 // FormatPercent writes a fraction as a percentage.
 func FormatPercent(f float64) string {
 	if f == 0 {

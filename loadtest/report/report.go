@@ -60,6 +60,8 @@ type Settings struct {
 	RampSeconds     float64 `json:"ramp_seconds,omitempty"`
 	TimeoutSeconds  float64 `json:"timeout_seconds"`
 	Retries         int     `json:"retries,omitempty"`
+	Retry           string  `json:"retry,omitempty"` // what a client did with a 429/503: none, immediate, honor
+	RetryMaxWait    float64 `json:"retry_max_wait_seconds,omitempty"`
 	Warmup          bool    `json:"warmup,omitempty"`
 	Client          string  `json:"client"`
 }
@@ -74,8 +76,12 @@ func SettingsOf(cfg attack.Config) Settings {
 		DurationSeconds: cfg.Duration.Seconds(),
 		TimeoutSeconds:  cfg.Timeout.Seconds(),
 		Retries:         cfg.Retries,
+		Retry:           string(cmp.Or(cfg.Retry, attack.RetryNone)),
 		Warmup:          cfg.Warmup,
 		Client:          string(cmp.Or(cfg.Client, attack.ClientFast)),
+	}
+	if cfg.Retry == attack.RetryHonor {
+		s.RetryMaxWait = cfg.RetryMaxWait.Seconds()
 	}
 	switch p := cfg.Pacer.(type) {
 	case attack.ConstantPacer:
@@ -95,23 +101,28 @@ type Run struct {
 	StartedAt time.Time `json:"started_at"`
 	// ElapsedSeconds runs from the first intended send time to the last
 	// answer; in a burst it is the time until the last answer.
-	ElapsedSeconds float64          `json:"elapsed_seconds"`
-	Sent           int64            `json:"sent"`
-	Answered       int64            `json:"answered"`
-	Succeeded      int64            `json:"succeeded"` // 1xx-3xx
-	Rejected       int64            `json:"rejected"`  // 429, 503
-	Errors         int64            `json:"errors"`    // no HTTP answer
-	Throughput     float64          `json:"throughput_rps"`
-	Status         map[string]int64 `json:"status"`
-	ErrorClasses   map[string]int64 `json:"error_classes"`
-	ErrorRate      float64          `json:"error_rate"`     // (errors + other 4xx/5xx + unsent) / (sent + unsent)
-	RejectionRate  float64          `json:"rejection_rate"` // rejected / (sent + unsent)
-	Late           int64            `json:"late"`           // open: due while every connection was busy, unsent included
-	Unsent         int64            `json:"unsent"`         // open: due within the run, still unsent -timeout after it
-	Retries        int64            `json:"retries"`
-	Canceled       int64            `json:"canceled"`
-	WarmupErrors   int64            `json:"warmup_errors"`
-	Latency        Latencies        `json:"latency"`
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	Sent           int64   `json:"sent"`
+	Answered       int64   `json:"answered"`
+	Succeeded      int64   `json:"succeeded"` // 1xx-3xx
+	Rejected       int64   `json:"rejected"`  // 429, 503
+	Errors         int64   `json:"errors"`    // no HTTP answer
+	Throughput     float64 `json:"throughput_rps"`
+	// Goodput is successful answers per second; Attempts counts every
+	// request sent, retries included, and AttemptsPerSuccess divides them.
+	Goodput            float64          `json:"goodput_rps"`
+	Attempts           int64            `json:"attempts"`
+	AttemptsPerSuccess float64          `json:"attempts_per_success,omitempty"`
+	Status             map[string]int64 `json:"status"`
+	ErrorClasses       map[string]int64 `json:"error_classes"`
+	ErrorRate          float64          `json:"error_rate"`     // (errors + other 4xx/5xx + unsent) / (sent + unsent)
+	RejectionRate      float64          `json:"rejection_rate"` // rejected / (sent + unsent)
+	Late               int64            `json:"late"`           // open: due while every connection was busy, unsent included
+	Unsent             int64            `json:"unsent"`         // open: due within the run, still unsent -timeout after it
+	Retries            int64            `json:"retries"`
+	Canceled           int64            `json:"canceled"`
+	WarmupErrors       int64            `json:"warmup_errors"`
+	Latency            Latencies        `json:"latency"`
 
 	ClientCPUSeconds float64      `json:"client_cpu_seconds"`
 	Server           *Server      `json:"server,omitempty"`
@@ -132,9 +143,33 @@ type Latencies struct {
 // Server is what the target's metrics said during the run.
 type Server struct {
 	scrape.Summary
-	MetricsURL string          `json:"metrics_url"`
-	Samples    []scrape.Sample `json:"samples"`
-	LastError  string          `json:"last_error,omitempty"`
+	// Server CPU (process_cpu_seconds_total, user and system) over the
+	// run: cores used on average, microseconds per answer of any status
+	// (as the server counted them), and microseconds per success (as the
+	// client counted them): the whole CPU a success cost, the rejections
+	// around it included. Where nearly every answer is a rejection, the
+	// CPU per answer is what a rejection costs.
+	Cores           float64         `json:"cores,omitempty"`
+	CPUPerAnswerUS  float64         `json:"cpu_us_per_answer,omitempty"`
+	CPUPerSuccessUS float64         `json:"cpu_us_per_success,omitempty"`
+	MetricsURL      string          `json:"metrics_url"`
+	Samples         []scrape.Sample `json:"samples"`
+	LastError       string          `json:"last_error,omitempty"`
+}
+
+// newServer adds the CPU figures to a run's scraped summary.
+func newServer(series *scrape.Series, succeeded int64) *Server {
+	s := &Server{Summary: series.Summary(), MetricsURL: series.URL, Samples: series.Samples, LastError: series.LastError}
+	if s.Window > 0 {
+		s.Cores = s.CPUSeconds / s.Window
+	}
+	if s.Answers > 0 {
+		s.CPUPerAnswerUS = s.CPUSeconds / s.Answers * 1e6
+	}
+	if succeeded > 0 {
+		s.CPUPerSuccessUS = s.CPUSeconds / float64(succeeded) * 1e6
+	}
+	return s
 }
 
 // FromResult builds a Run from an attack result and, when the target's
@@ -198,8 +233,15 @@ func FromResult(name, url string, cfg attack.Config, res *attack.Result, series 
 			*x.dst, err = latencyOf(x.h)
 		}
 	}
+	r.Attempts = res.Attempts()
+	if r.ElapsedSeconds > 0 {
+		r.Goodput = float64(r.Succeeded) / r.ElapsedSeconds
+	}
+	if r.Succeeded > 0 {
+		r.AttemptsPerSuccess = float64(r.Attempts) / float64(r.Succeeded)
+	}
 	if series != nil {
-		r.Server = &Server{Summary: series.Summary(), MetricsURL: series.URL, Samples: series.Samples, LastError: series.LastError}
+		r.Server = newServer(series, r.Succeeded)
 	}
 	return r, err
 }

@@ -47,6 +47,17 @@ func anyOpen(runs []Run) bool {
 	return slices.ContainsFunc(runs, func(r Run) bool { return r.Settings.Mode == "open" })
 }
 
+func anyRetries(runs []Run) bool {
+	return slices.ContainsFunc(runs, func(r Run) bool { return r.Retries > 0 })
+}
+
+func ratio(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
 func anyServer(runs []Run) bool {
 	return slices.ContainsFunc(runs, func(r Run) bool { return r.Server != nil && r.Server.Scrapes > 0 })
 }
@@ -58,7 +69,9 @@ var summaryColumns = []column{
 	{head: "time", cell: func(r Run) string { return FormatSeconds(r.ElapsedSeconds) }},
 	{head: "sent", cell: count(func(r Run) int64 { return r.Sent })},
 	{head: "rps", cell: func(r Run) string { return strconv.FormatFloat(r.Throughput, 'f', 1, 64) }},
+	{head: "goodput", cell: func(r Run) string { return strconv.FormatFloat(r.Goodput, 'f', 1, 64) }},
 	{head: "ok", cell: count(func(r Run) int64 { return r.Succeeded })},
+	{head: "attempts/ok", cell: func(r Run) string { return ratio(r.AttemptsPerSuccess) }, when: anyRetries},
 	{head: "rejected", cell: count(func(r Run) int64 { return r.Rejected })},
 	{head: "errors", cell: func(r Run) string { return FormatPercent(r.ErrorRate) }},
 	{head: "p50", cell: lat(success, "p50")},
@@ -74,6 +87,9 @@ var summaryColumns = []column{
 	{head: "threads", cell: server(func(s *Server) string { return strconv.FormatFloat(s.PeakThreads, 'f', 0, 64) }), when: anyServer},
 	{head: "rss", cell: server(func(s *Server) string { return FormatBytes(s.PeakRSSBytes) }), when: anyServer},
 	{head: "pool wait p99", cell: server(func(s *Server) string { return FormatSeconds(s.AcquireWaitP99) }), when: anyServer},
+	{head: "cores", cell: server(func(s *Server) string { return ratio(s.Cores) }), when: anyServer},
+	{head: "cpu/answer", cell: server(func(s *Server) string { return FormatMicros(s.CPUPerAnswerUS) }), when: anyServer},
+	{head: "cpu/ok", cell: server(func(s *Server) string { return FormatMicros(s.CPUPerSuccessUS) }), when: anyServer},
 	{head: "server rej.", cell: server(func(s *Server) string { return strconv.FormatFloat(s.Rejections, 'f', 0, 64) }), when: anyServer},
 }
 

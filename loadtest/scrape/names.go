@@ -17,6 +17,8 @@ const (
 	metricOrders       = "orderlab_orders_created_total"
 	metricAuditPending = "orderlab_audit_pending"
 	metricWaiters      = "orderlab_limiter_waiters"
+	metricLimit        = "orderlab_limiter_limit"
+	metricCPU          = "process_cpu_seconds_total"
 )
 
 // probeRoutes are answered by every service without doing any work; they

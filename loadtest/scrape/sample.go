@@ -36,6 +36,10 @@ type Sample struct {
 	Waiters     float64  `json:"limiter_waiters"` // semaphore: requests waiting for a permit
 	// AuditPending counts audit writes queued or running (AUDIT_DELAY).
 	AuditPending float64 `json:"audit_pending"`
+	// Limit is the semaphore's current limit (fixed or adaptive).
+	Limit float64 `json:"limiter_limit,omitempty"`
+	// CPUSeconds is the process's CPU time, user and system, cumulative.
+	CPUSeconds float64 `json:"cpu_seconds_total"`
 }
 
 // Bucket is one cumulative histogram bucket. In JSON it reads
@@ -96,6 +100,8 @@ func parse(r io.Reader, f expfmt.Format, at time.Time) (Sample, error) {
 		Orders:       sum(fams[metricOrders]),
 		Waiters:      sum(fams[metricWaiters]),
 		AuditPending: sum(fams[metricAuditPending]),
+		Limit:        sum(fams[metricLimit]),
+		CPUSeconds:   sum(fams[metricCPU]),
 	}
 	if mf := fams[metricQueueLength]; mf != nil {
 		s.QueueLength = make(map[string]float64)

@@ -41,7 +41,13 @@ type Summary struct {
 	AcquireWaitP99 float64 `json:"acquire_wait_p99_seconds"`
 	AcquireWaits   float64 `json:"acquire_waits"`
 	Rejections     float64 `json:"rejections"` // during the run, summed per interval like AcquireWaits
-	Window         float64 `json:"window_seconds"`
+	// CPUSeconds, Answers and Commits are the run's increases of the
+	// server's CPU time (user and system), of its answered API requests
+	// (probes excluded) and of its committed orders.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Answers    float64 `json:"answers"`
+	Commits    float64 `json:"commits"`
+	Window     float64 `json:"window_seconds"`
 }
 
 // Summary computes the peaks and the run's deltas.
@@ -66,7 +72,11 @@ func (s Series) Summary() Summary {
 		sum.PeakQueueLength = max(sum.PeakQueueLength, q)
 		buckets[i] = x.AcquireWait
 		if i > 0 {
-			sum.Rejections += counterIncrease(s.Samples[i-1].Rejections, x.Rejections)
+			prev := s.Samples[i-1]
+			sum.Rejections += counterIncrease(prev.Rejections, x.Rejections)
+			sum.CPUSeconds += counterIncrease(prev.CPUSeconds, x.CPUSeconds)
+			sum.Answers += counterIncrease(prev.Requests, x.Requests)
+			sum.Commits += counterIncrease(prev.Orders, x.Orders)
 		}
 	}
 	d := Increase(buckets)
