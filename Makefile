@@ -159,10 +159,12 @@ e2e-jaeger: $(BIN)/jaeger ## make e2e, plus a real Jaeger with the compose confi
 	$(MAKE) e2e JAEGER=$(BIN)/jaeger
 
 ## ---- scenarios ----
-# make scenario NAME=pool-starvation [QUICK=1]; make scenarios [QUICK=1].
+# make scenario NAME=pool-starvation [QUICK=1] [COUNT=3]; make scenarios [QUICK=1] [COUNT=3].
+# COUNT runs each scenario that many times over: its tables quote the median and the range.
 # Results: results/<scenario>/<timestamp>.{json,md,html} (see README.md, Results).
 SCENARIO_ARGS ?=
-SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -out results -bin $(BIN) -db '$(DATABASE_URL)' $(SCENARIO_ARGS)
+COUNT ?= 1
+SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -count $(COUNT) -out results -bin $(BIN) -db '$(DATABASE_URL)' $(SCENARIO_ARGS)
 
 .PHONY: scenario
 scenario: build ## one scenario against fresh local services: make scenario NAME=burst-1000 [QUICK=1] (list: NAME=-list)

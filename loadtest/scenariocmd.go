@@ -49,6 +49,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	fs.BoolVar(&p.list, "list", false, "list the scenarios and exit")
 	fs.StringVar(&p.render, "render", "", "write the Markdown and HTML of a result `FILE.json` again, and exit")
 	fs.BoolVar(&r.Quick, "quick", false, "shorten every phase to a few seconds (smoke test; the figures mean nothing)")
+	fs.IntVar(&r.Count, "count", 1, "run the scenario this many times over; the tables quote the median and the range")
 	fs.StringVar(&r.Out, "out", "results", "results directory")
 	fs.StringVar(&r.BinDir, "bin", "bin", "directory of the built services (make build)")
 	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(getenv("DATABASE_URL"), defaultDatabaseURL),
@@ -63,6 +64,9 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	}
 	if p.render != "" || p.list {
 		return p, nil
+	}
+	if r.Count < 1 {
+		return nil, usagef("count", "must be at least 1")
 	}
 	for name := range metrics {
 		if targets[name] == "" {

@@ -16,6 +16,8 @@ var Knobs = []Knob{
 	{Name: "API_WAIT_MODE"},
 	{Name: "LIMIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_WAIT", Services: []string{"semaphore"}},
+	{Name: "LIMIT_MIN", Services: []string{"semaphore"}},
+	{Name: "LIMIT_MAX", Services: []string{"semaphore"}},
 	{Name: "WORKERS", Services: []string{"pipeline"}},
 	{Name: "BATCH_MAX", Services: []string{"pipeline"}},
 	{Name: "BATCH_WAIT", Services: []string{"pipeline"}},

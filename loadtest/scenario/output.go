@@ -80,6 +80,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 			fmt.Fprintf(&b, "; bound %s = **%.0f/s**", sp.Bound.What, sp.Bound.RPS())
 		}
 		b.WriteString("\n\n")
+		if res.Count > 1 {
+			fmt.Fprintf(&b, "Median of %d runs of each target, with the range in brackets.\n\n", res.Count)
+		}
 		if err := TableOf(p).WriteMarkdown(&b); err != nil {
 			return err
 		}
@@ -125,7 +128,10 @@ func WriteHTML(w io.Writer, res *Result) error {
 			sec.Notes = append(sec.Notes, sp.Note)
 		}
 		if p.Loadtest != nil {
-			sec.Charts = b.HTTPCharts(p.Loadtest.Runs)
+			sec.Charts = b.HTTPCharts(Representative(p.Loadtest.Runs))
+			if res.Count > 1 {
+				sec.Notes = append(sec.Notes, fmt.Sprintf("Each target ran %d times: the table gives the median and the range, the charts the run with the median goodput.", res.Count))
+			}
 		}
 		if p.Tasks != nil {
 			tasksLabels = append(tasksLabels, p.Name)
@@ -187,9 +193,18 @@ func describe(p Phase) string {
 	if l.Requests > 0 {
 		shape += fmt.Sprintf(", %d requests", l.Requests)
 	}
+	switch l.Retry {
+	case "immediate":
+		shape += ", a 429/503 resent at once"
+	case "honor":
+		shape += ", a 429/503 resent after its Retry-After"
+	}
 	s := fmt.Sprintf("%s %s, %s", cmp.Or(p.Request.Method, "GET"), p.Request.Path, shape)
 	if len(p.Env) > 0 {
 		s += " (" + envString(p.Env) + ")"
+	}
+	if p.Continue {
+		s += ", on the services of the phase before, still running"
 	}
 	return s
 }
@@ -198,6 +213,9 @@ func command(res *Result) string {
 	c := "make scenario NAME=" + res.Scenario.Name
 	if res.Quick {
 		c += " QUICK=1"
+	}
+	if res.Count > 1 {
+		c += fmt.Sprintf(" COUNT=%d", res.Count)
 	}
 	return c
 }

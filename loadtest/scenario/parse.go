@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/orderlab/orderlab/loadtest/attack"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -61,6 +62,9 @@ func (s Scenario) Validate() error {
 			bad("%s: a phase needs a name of its own", where)
 		}
 		seen[p.Name] = true
+		if p.Continue && (i == 0 || s.Phases[i-1].Tasks != nil || p.Tasks != nil || len(p.Env) > 0) {
+			bad("%s: continue needs an HTTP phase before it, runs HTTP load and sets no env (it runs on that phase's services)", where)
+		}
 		errs = append(errs, s.validateEnv(where+".env", p.Env)...)
 		errs = append(errs, p.validate(where)...)
 	}
@@ -155,6 +159,17 @@ func (p Phase) validate(where string) []error {
 		}
 	default:
 		bad("load.mode %q: want burst, closed or open", l.Mode)
+	}
+	switch attack.RetryPolicy(l.Retry) {
+	case "", attack.RetryNone, attack.RetryImmediate, attack.RetryHonor:
+	default:
+		bad("load.retry %q: want none, immediate or honor", l.Retry)
+	}
+	if l.Retry != "" && l.Mode == "burst" {
+		bad("load.retry: not for a burst, which measures one round")
+	}
+	if l.Retries < 0 || l.RetryMaxWait < 0 {
+		bad("load.retries and load.retry_max_wait must not be negative")
 	}
 	if l.Concurrency < 1 || l.Concurrency > 19_000 {
 		bad("load.concurrency %d: want 1..19000 (the open-files limit)", l.Concurrency)

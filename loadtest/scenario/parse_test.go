@@ -43,6 +43,27 @@ func TestParseReadsAFile(t *testing.T) {
 	}
 }
 
+// A continuing phase follows an HTTP phase and sets no env of its own.
+func TestParseContinue(t *testing.T) {
+	two := strings.Replace(valid, "expect:\n", `  - name: q
+    continue: true
+    request: {path: "/work/db?delay=100ms"}
+    load: {mode: closed, concurrency: 500, duration: 30s, retry: honor, retry_max_wait: 5s}
+expect:
+`, 1)
+	s, err := Parse([]byte(two))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := s.Phases[1]; !q.Continue || q.Load.Retry != "honor" || q.Load.RetryMaxWait.D() != 5*time.Second {
+		t.Errorf("phase q = %+v, load %+v", q, q.Load)
+	}
+	withEnv := strings.Replace(two, "    continue: true\n", "    continue: true\n    env: {LIMIT: \"7\"}\n", 1)
+	if _, err := Parse([]byte(withEnv)); err == nil || !strings.Contains(err.Error(), "sets no env") {
+		t.Errorf("a continuing phase with env: %v, want an error", err)
+	}
+}
+
 func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 	for _, c := range []struct{ from, to, want string }{
 		{"name: t", "name: t\ncolour: red", "colour"},
@@ -56,6 +77,8 @@ func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 		{"target: unbounded", "target: pipeline", "not among the targets"},
 		{"concurrency: 500", "concurrency: 50000", "open-files"},
 		{"panels: [Goroutines]", "panels: []", "no panels"},
+		{"duration: 30s}", "duration: 30s, retry: sometimes}", `load.retry "sometimes"`},
+		{"  - name: p\n", "  - name: p\n    continue: true\n", "continue needs an HTTP phase before it"},
 	} {
 		_, err := Parse([]byte(strings.Replace(valid, c.from, c.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/report"
@@ -14,9 +16,12 @@ const Schema = "orderlab.scenario/v1"
 
 // Result is one run of a scenario: what was asked and what was measured.
 type Result struct {
-	Schema    string        `json:"schema"`
-	Scenario  Scenario      `json:"scenario"` // as run (shortened when quick)
-	Quick     bool          `json:"quick"`
+	Schema   string   `json:"schema"`
+	Scenario Scenario `json:"scenario"` // as run (shortened when quick)
+	Quick    bool     `json:"quick"`
+	// Count is how many times every phase ran: each phase's report holds
+	// Count runs per target, in the order they ran.
+	Count     int           `json:"count,omitempty"`
 	Local     bool          `json:"local"` // the runner started the services
 	StartedAt time.Time     `json:"started_at"`
 	Elapsed   float64       `json:"elapsed_seconds"`
@@ -32,7 +37,19 @@ type PhaseResult struct {
 	Env      map[string]string `json:"env,omitempty"` // what the services ran with
 	BoundRPS float64           `json:"bound_rps,omitempty"`
 	Loadtest *report.Report    `json:"loadtest,omitempty"`
-	Tasks    *TasksResult      `json:"tasks,omitempty"`
+	// Tasks is the run with the median time of the in-process runs
+	// Repeats holds (one per repetition).
+	Tasks   *TasksResult   `json:"tasks,omitempty"`
+	Repeats []*TasksResult `json:"repeats,omitempty"`
+}
+
+// addTasks records one repetition of a tasks phase and makes the one with
+// the median time its Tasks.
+func (p *PhaseResult) addTasks(t *TasksResult) {
+	p.Repeats = append(p.Repeats, t)
+	sorted := slices.Clone(p.Repeats)
+	slices.SortStableFunc(sorted, func(a, b *TasksResult) int { return cmp.Compare(a.ElapsedSeconds, b.ElapsedSeconds) })
+	p.Tasks = sorted[(len(sorted)-1)/2]
 }
 
 // TasksResult is an in-process run of background jobs.

@@ -42,7 +42,10 @@ type Runner struct {
 	Endpoints map[string]Endpoint
 	Out       string // results go to Out/<scenario>/<timestamp>.{json,md,html}
 	Quick     bool   // shorten every phase to seconds (see Quick)
-	Log       io.Writer
+	// Count runs the whole scenario this many times over (default 1), so
+	// that its tables quote the median and the range of every figure.
+	Count int
+	Log   io.Writer
 	// Pause between targets (default 2 s, quick 200 ms); Scrape is the
 	// metrics interval (default 250 ms).
 	Pause, Scrape time.Duration
@@ -51,8 +54,8 @@ type Runner struct {
 // Files are the paths a run wrote.
 type Files struct{ JSON, Markdown, HTML string }
 
-// Run runs s and writes its results. A phase that could not run stops the
-// scenario; the results so far are still written.
+// Run runs s (Count times) and writes its results. A phase that could not
+// run stops the scenario; the results so far are still written.
 func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 	if r.Quick {
 		s = Quick(s)
@@ -67,7 +70,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 			pause = 200 * time.Millisecond
 		}
 	}
-	res := &Result{Schema: Schema, Scenario: s, Quick: r.Quick, Local: r.Endpoints == nil,
+	res := &Result{Schema: Schema, Scenario: s, Quick: r.Quick, Local: r.Endpoints == nil, Count: max(1, r.Count),
 		StartedAt: time.Now().UTC(), Host: report.New("", nil).Host}
 	stamp := res.StartedAt.Format("20060102T150405Z")
 	dir := filepath.Join(r.Out, s.Name)
@@ -75,13 +78,16 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 		return nil, Files{}, err
 	}
 	fmt.Fprintf(r.Log, "== %s: %s\n", s.Name, s.Title)
-	runErr := r.phases(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"))
+	runErr := r.repeat(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"))
 	res.Elapsed = time.Since(res.StartedAt).Round(time.Millisecond).Seconds()
 	files, err := write(dir, stamp, res)
 	return res, files, errors.Join(runErr, err)
 }
 
-func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
+// repeat runs every phase of s res.Count times over, against one database
+// that it drops at the end. Each repetition appends its runs to the phases'
+// results, so that a table can quote the median and the range.
+func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
 	var db *lab.Database
 	defer func() {
 		if db != nil {
@@ -90,76 +96,127 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, pause time
 			cancel()
 		}
 	}()
-	for _, p := range s.Phases {
-		if err := ctx.Err(); err != nil {
+	for rep := range res.Count {
+		if res.Count > 1 {
+			fmt.Fprintf(r.Log, "== repetition %d of %d\n", rep+1, res.Count)
+		}
+		if err := r.phases(ctx, s, res, rep, pause, &db, logDir); err != nil {
 			return err
 		}
-		pr := PhaseResult{Name: p.Name}
-		if p.Bound != nil {
-			pr.BoundRPS = p.Bound.RPS()
-		}
-		if p.Tasks != nil {
-			pr.Tasks = runTasks(*p.Tasks)
-			fmt.Fprintf(r.Log, "-- %s: %d jobs in %s\n", p.Name, pr.Tasks.Jobs, report.FormatSeconds(pr.Tasks.ElapsedSeconds))
-			res.Phases = append(res.Phases, pr)
-			continue
-		}
-		pr.Env = merged(s.Env, p.Env)
-		if r.Endpoints == nil && db == nil {
-			if err := checkConnections(ctx, r.DatabaseURL, s, r.Log); err != nil {
-				return err
-			}
-			if db, err = lab.CreateDatabase(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
-				return err
-			}
-		}
-		if r.Endpoints != nil && len(pr.Env) > 0 {
-			fmt.Fprintf(r.Log, "   not starting services: set %s on them yourself\n", envString(pr.Env))
-		}
-		rep := report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
-		pr.Loadtest = rep
-		for i, name := range s.Targets {
-			if i > 0 && !measure.Sleep(ctx, pause) {
-				break
-			}
-			if err := r.target(ctx, s, p, name, pr.Env, db, logDir, rep); err != nil {
-				res.Phases = append(res.Phases, pr)
-				return fmt.Errorf("phase %s: %w", p.Name, err)
-			}
-		}
-		res.Phases = append(res.Phases, pr)
 	}
 	return nil
 }
 
-// target runs phase p against one service and appends the run to rep.
-// Locally the service is started for this run alone, with env, and stopped
-// after it: the other services hold no connections and no CPU meanwhile,
-// and every run starts from a fresh process (a clean RSS baseline).
-func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, env map[string]string,
-	db *lab.Database, logDir string, rep *report.Report) error {
-	ep, ok := r.Endpoints[name]
-	if r.Endpoints == nil {
-		fmt.Fprintf(r.Log, "   starting %s with %s\n", name, envString(env))
-		running, err := lab.Start(ctx, lab.Config{BinDir: r.BinDir, Services: []string{name}, Env: env,
-			Database: db.URL, LogDir: logDir})
-		if err != nil {
+// phases runs every phase once (repetition rep), appending to res.Phases.
+// A service started for a phase that the next one continues is kept
+// running for it.
+func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, db **lab.Database, logDir string) error {
+	kept := map[string]*lab.Lab{}
+	defer func() {
+		for name, running := range kept {
+			r.stop(name, running)
+		}
+	}()
+	for i, p := range s.Phases {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		defer func() {
-			if err := running.Stop(); err != nil {
-				fmt.Fprintf(r.Log, "   stopping %s: %v\n", name, err)
+		if rep == 0 {
+			pr := PhaseResult{Name: p.Name}
+			if p.Bound != nil {
+				pr.BoundRPS = p.Bound.RPS()
 			}
-		}()
+			res.Phases = append(res.Phases, pr)
+		}
+		pr := &res.Phases[i]
+		if p.Tasks != nil {
+			t := runTasks(*p.Tasks)
+			pr.addTasks(t)
+			fmt.Fprintf(r.Log, "-- %s: %d jobs in %s\n", p.Name, t.Jobs, report.FormatSeconds(t.ElapsedSeconds))
+			continue
+		}
+		if !p.Continue {
+			pr.Env = merged(s.Env, p.Env)
+		} else {
+			pr.Env = res.Phases[i-1].Env
+		}
+		if r.Endpoints == nil && *db == nil {
+			if err := checkConnections(ctx, r.DatabaseURL, s, r.Log); err != nil {
+				return err
+			}
+			var err error
+			if *db, err = lab.CreateDatabase(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
+				return err
+			}
+		}
+		if r.Endpoints != nil && len(pr.Env) > 0 && !p.Continue && rep == 0 {
+			fmt.Fprintf(r.Log, "   not starting services: set %s on them yourself\n", envString(pr.Env))
+		}
+		if pr.Loadtest == nil {
+			pr.Loadtest = report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
+		}
+		keep := i+1 < len(s.Phases) && s.Phases[i+1].Continue
+		for j, name := range s.Targets {
+			if j > 0 && !measure.Sleep(ctx, pause) {
+				break
+			}
+			running := kept[name]
+			delete(kept, name)
+			if !p.Continue && running != nil {
+				r.stop(name, running)
+				running = nil
+			}
+			running, err := r.target(ctx, s, p, name, pr.Env, *db, running, logDir, pr.Loadtest)
+			if running != nil {
+				if keep && err == nil {
+					kept[name] = running
+				} else {
+					r.stop(name, running)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("phase %s: %w", p.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Runner) stop(name string, running *lab.Lab) {
+	if err := running.Stop(); err != nil {
+		fmt.Fprintf(r.Log, "   stopping %s: %v\n", name, err)
+	}
+}
+
+// target runs phase p against one service and appends the run to rep.
+// Locally the service is started for this run alone, with env, unless
+// running (the service a continued phase left running) is given; the caller
+// stops the service target returns when no later phase continues on it.
+// Meanwhile the other services hold no connections and no CPU, and every
+// run that is not a continuation starts from a fresh process (a clean RSS
+// baseline).
+func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, env map[string]string,
+	db *lab.Database, running *lab.Lab, logDir string, rep *report.Report) (*lab.Lab, error) {
+	ep, ok := r.Endpoints[name]
+	if r.Endpoints == nil {
+		if running == nil {
+			fmt.Fprintf(r.Log, "   starting %s with %s\n", name, envString(env))
+			var err error
+			running, err = lab.Start(ctx, lab.Config{BinDir: r.BinDir, Services: []string{name}, Env: env,
+				Database: db.URL, LogDir: logDir})
+			if err != nil {
+				return nil, err
+			}
+		}
 		svc := running.Services[0]
 		ep, ok = Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL}, true
 	}
 	if !ok {
-		return fmt.Errorf("no endpoint for target %s (-target %s=URL)", name, name)
+		return running, fmt.Errorf("no endpoint for target %s (-target %s=URL)", name, name)
 	}
 	slo, err := report.ParseSLO(sloOf(s, p.Name, name))
 	if err != nil {
-		return err
+		return running, err
 	}
 	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL}, configOf(p, ep.URL),
 		measure.Options{ScrapeInterval: cmp.Or(r.Scrape, 250*time.Millisecond), SLO: slo})
@@ -169,9 +226,9 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, e
 			p.Name, name, run.Throughput, run.Succeeded, run.Rejected, run.Errors, report.FormatSeconds(run.ElapsedSeconds))
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return running, fmt.Errorf("%s: %w", name, err)
 	}
-	return nil
+	return running, nil
 }
 
 // checkConnections waits (at most a minute) until Postgres can give one
@@ -224,13 +281,11 @@ func configOf(p Phase, base string) attack.Config {
 	cfg.Target.Body = attack.BodyFor(cfg.Target.Method)
 	cfg.Concurrency, cfg.Requests, cfg.Duration = l.Concurrency, l.Requests, l.Duration.D()
 	cfg.Timeout = cmp.Or(l.Timeout.D(), cfg.Timeout)
-	if cfg.Mode == attack.ModeBurst {
-		if l.Retries > 0 {
-			cfg.Retries = l.Retries
-		}
-		if l.Warmup != nil {
-			cfg.Warmup = *l.Warmup
-		}
+	cfg.Retries = cmp.Or(l.Retries, cfg.Retries)
+	cfg.Retry = cmp.Or(attack.RetryPolicy(l.Retry), cfg.Retry)
+	cfg.RetryMaxWait = cmp.Or(l.RetryMaxWait.D(), cfg.RetryMaxWait)
+	if cfg.Mode == attack.ModeBurst && l.Warmup != nil {
+		cfg.Warmup = *l.Warmup
 	}
 	if cfg.Mode == attack.ModeOpen {
 		cfg.Pacer = attack.NewPacer(l.Rate, l.RampFrom, l.Ramp.D())

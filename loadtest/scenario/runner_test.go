@@ -94,7 +94,7 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| service | time | rps | of bound |", "| unbounded |", "| pipeline |", "make scenario NAME=pool-starvation QUICK=1", "**400/s**"} {
+	for _, want := range []string{"| service | time | rps | goodput | of bound |", "| unbounded |", "| pipeline |", "make scenario NAME=pool-starvation QUICK=1", "**400/s**"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
@@ -112,6 +112,69 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, s.Name)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRunnerContinuesAndRepeats runs a two-phase scenario twice over
+// (Count 2), its second phase continuing on the first phase's service: the
+// continued run finds the orders of the run before it in the same process,
+// each phase holds two runs of the target, and the table quotes their
+// median and range.
+func TestRunnerContinuesAndRepeats(t *testing.T) {
+	bin := buildServices(t)
+	s, err := Parse([]byte(`
+name: continue-test
+title: a phase that continues on the services of the one before
+reproduces: nothing; a test of the runner
+question: does the second phase run on the first phase's service?
+targets: [semaphore]
+env: {LIMIT: adaptive}
+phases:
+  - name: first
+    request: {method: POST, path: "/orders?db_delay=1ms"}
+    load: {mode: closed, concurrency: 4, requests: 40}
+  - name: second
+    continue: true
+    request: {method: POST, path: "/orders?db_delay=1ms"}
+    load: {mode: closed, concurrency: 4, requests: 40, retry: immediate}
+panels: [Throughput]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r := &Runner{BinDir: bin, DatabaseURL: testDatabaseURL(), Out: t.TempDir(), Quick: true, Count: 2, Log: testWriter{t}}
+	res, files, err := r.Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count != 2 || len(res.Phases) != 2 {
+		t.Fatalf("count %d, %d phases; want 2 and 2", res.Count, len(res.Phases))
+	}
+	for _, p := range res.Phases {
+		if runs := p.Loadtest.Runs; len(runs) != 2 || runs[0].Succeeded != 40 || runs[1].Succeeded != 40 {
+			t.Errorf("phase %s: %d runs, want two of 40 orders each", p.Name, len(runs))
+		}
+	}
+	for i, run := range res.Phases[1].Loadtest.Runs {
+		first := run.Server.Samples[0]
+		if first.Orders < 40 || first.Limit == 0 {
+			t.Errorf("repetition %d: the continued run's first scrape saw %v orders and limit %v: want the 40 of the phase before, on the same adaptive limiter",
+				i+1, first.Orders, first.Limit)
+		}
+	}
+	if first := res.Phases[0].Loadtest.Runs[1].Server.Samples[0]; first.Orders != 0 {
+		t.Errorf("the second repetition's first phase started on a used service (%v orders): want a fresh one", first.Orders)
+	}
+	md, err := os.ReadFile(files.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Median of 2 runs", "| semaphore | ", "COUNT=2", "on the services of the phase before"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
 	}
 }
 
@@ -169,9 +232,11 @@ func TestConfigOfFillsWhatTheLoadLeavesOut(t *testing.T) {
 		{"burst, set", Phase{Request: &Request{Path: "/work/api"}, Load: &Load{Mode: "burst", Concurrency: 10, Timeout: Duration(time.Second), Retries: 2, Warmup: &no}},
 			attack.Config{Mode: attack.ModeBurst, Concurrency: 10, Timeout: time.Second, Retries: 2}},
 		{"closed by requests alone", Phase{Request: &Request{Method: "POST", Path: "/orders"}, Load: &Load{Mode: "closed", Concurrency: 7, Requests: 200, Retries: 3}},
-			attack.Config{Mode: attack.ModeClosed, Concurrency: 7, Requests: 200, Timeout: 30 * time.Second}},
+			attack.Config{Mode: attack.ModeClosed, Concurrency: 7, Requests: 200, Timeout: 30 * time.Second, Retries: 3}},
+		{"closed honouring Retry-After", Phase{Request: &Request{Method: "POST", Path: "/orders"}, Load: &Load{Mode: "closed", Concurrency: 7, Duration: Duration(time.Second), Retry: "honor", RetryMaxWait: Duration(2 * time.Second)}},
+			attack.Config{Mode: attack.ModeClosed, Concurrency: 7, Duration: time.Second, Timeout: 30 * time.Second, Retries: 5, Retry: attack.RetryHonor, RetryMaxWait: 2 * time.Second}},
 		{"open ramp", Phase{Request: &Request{Path: "/work/db"}, Load: &Load{Mode: "open", Concurrency: 9, Duration: Duration(time.Second), Rate: 100, RampFrom: 10, Ramp: Duration(time.Second)}},
-			attack.Config{Mode: attack.ModeOpen, Concurrency: 9, Duration: time.Second, Timeout: 30 * time.Second,
+			attack.Config{Mode: attack.ModeOpen, Concurrency: 9, Duration: time.Second, Timeout: 30 * time.Second, Retries: 5,
 				Pacer: attack.RampPacer{From: 10, To: 100, Ramp: time.Second}}},
 	} {
 		got := configOf(c.p, "http://127.0.0.1:1/")
@@ -181,7 +246,8 @@ func TestConfigOfFillsWhatTheLoadLeavesOut(t *testing.T) {
 		}
 		if got.Mode != c.want.Mode || got.Concurrency != c.want.Concurrency || got.Requests != c.want.Requests ||
 			got.Duration != c.want.Duration || got.Timeout != c.want.Timeout || got.Retries != c.want.Retries ||
-			got.Warmup != c.want.Warmup || got.Pacer != c.want.Pacer {
+			got.Warmup != c.want.Warmup || got.Pacer != c.want.Pacer ||
+			got.Retry != cmp.Or(c.want.Retry, attack.RetryNone) || got.RetryMaxWait != cmp.Or(c.want.RetryMaxWait, 10*time.Second) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}

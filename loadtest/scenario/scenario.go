@@ -31,12 +31,17 @@ type Phase struct {
 	Name string `yaml:"name" json:"name"`
 	// Env is added to the scenario's env. Locally each target runs in a
 	// service started for the run alone, with this env.
-	Env     map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
-	Request *Request          `yaml:"request,omitempty" json:"request,omitempty"`
-	Load    *Load             `yaml:"load,omitempty" json:"load,omitempty"`
-	Tasks   *Tasks            `yaml:"tasks,omitempty" json:"tasks,omitempty"`
-	Bound   *Bound            `yaml:"bound,omitempty" json:"bound,omitempty"`
-	Note    string            `yaml:"note,omitempty" json:"note,omitempty"`
+	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
+	// Continue runs the phase on the services of the phase before it, still
+	// running, instead of fresh ones: a change of load (a slower query, say)
+	// that the same processes see live, as an adaptive limit must. A
+	// continuing phase sets no env of its own.
+	Continue bool     `yaml:"continue,omitempty" json:"continue,omitempty"`
+	Request  *Request `yaml:"request,omitempty" json:"request,omitempty"`
+	Load     *Load    `yaml:"load,omitempty" json:"load,omitempty"`
+	Tasks    *Tasks   `yaml:"tasks,omitempty" json:"tasks,omitempty"`
+	Bound    *Bound   `yaml:"bound,omitempty" json:"bound,omitempty"`
+	Note     string   `yaml:"note,omitempty" json:"note,omitempty"`
 }
 
 // Request is what each request of a phase asks for.
@@ -56,7 +61,13 @@ type Load struct {
 	Ramp        Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
 	Timeout     Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"` // per request; default 30 s
 	Warmup      *bool    `yaml:"warmup,omitempty" json:"warmup,omitempty"`   // burst; default true
-	Retries     int      `yaml:"retries,omitempty" json:"retries,omitempty"` // burst: refused-connection retries; default 5
+	// Retries is the most resends of one request (refused connections, and
+	// 429/503 answers under Retry); default 5.
+	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
+	// Retry is what a client does with a 429 or 503: none (default),
+	// immediate (a retry storm) or honor (wait Retry-After, with jitter).
+	Retry        string   `yaml:"retry,omitempty" json:"retry,omitempty"`
+	RetryMaxWait Duration `yaml:"retry_max_wait,omitempty" json:"retry_max_wait,omitempty"` // honor: longest wait; default 10 s
 }
 
 // Tasks is an in-process phase: Jobs background jobs on a goroutine each

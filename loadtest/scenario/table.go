@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,61 +17,205 @@ type Table struct {
 	Rows [][]string
 }
 
-// httpHead are the columns of an HTTP phase.
-var httpHead = []string{"service", "time", "rps", "of bound", "p50", "p99", "p99.9", "max",
-	"ok", "rejected", "errors", "goroutines", "threads", "RSS", "RSS/in-flight", "pool wait p99", "expectation"}
+// httpColumn is one column of an HTTP phase's table: a figure of a run and
+// how to write it. A phase that ran each target several times (Runner.Count)
+// shows the median of the runs and, in brackets, their range.
+type httpColumn struct {
+	head   string
+	value  func(p PhaseResult, r report.Run) (float64, bool) // false: no figure for this run
+	format func(float64) string
+	when   func(runs []report.Run) bool // nil: always
+}
+
+func figure(f func(report.Run) float64) func(PhaseResult, report.Run) (float64, bool) {
+	return func(_ PhaseResult, r report.Run) (float64, bool) { return f(r), true }
+}
+
+func successLatency(f func(*report.Latency) float64) func(PhaseResult, report.Run) (float64, bool) {
+	return func(_ PhaseResult, r report.Run) (float64, bool) {
+		l := r.Latency.Success
+		if l == nil || l.Count == 0 {
+			return 0, false
+		}
+		return f(l), true
+	}
+}
+
+func serverFigure(f func(report.Server) float64) func(PhaseResult, report.Run) (float64, bool) {
+	return func(_ PhaseResult, r report.Run) (float64, bool) {
+		if r.Server == nil || r.Server.Scrapes == 0 {
+			return 0, false
+		}
+		v := f(*r.Server)
+		return v, v != 0
+	}
+}
+
+func decimals(n int) func(float64) string {
+	return func(v float64) string { return strconv.FormatFloat(v, 'f', n, 64) }
+}
+
+func percent(v float64) string { return fmt.Sprintf("%.1f %%", v) }
+
+var httpColumns = []httpColumn{
+	{head: "time", value: figure(func(r report.Run) float64 { return r.ElapsedSeconds }), format: report.FormatSeconds},
+	{head: "rps", value: figure(func(r report.Run) float64 { return r.Throughput }), format: decimals(0)},
+	{head: "goodput", value: figure(func(r report.Run) float64 { return r.Goodput }), format: decimals(0)},
+	{head: "of bound", value: func(p PhaseResult, r report.Run) (float64, bool) {
+		return 100 * r.Goodput / p.BoundRPS, p.BoundRPS > 0
+	}, format: func(v float64) string { return fmt.Sprintf("%.0f %%", v) }},
+	{head: "p50", value: successLatency(func(l *report.Latency) float64 { return l.P50 }), format: report.FormatSeconds},
+	{head: "p99", value: successLatency(func(l *report.Latency) float64 { return l.P99 }), format: report.FormatSeconds},
+	{head: "p99.9", value: successLatency(func(l *report.Latency) float64 { return l.P999 }), format: report.FormatSeconds},
+	{head: "max", value: successLatency(func(l *report.Latency) float64 { return l.Max }), format: report.FormatSeconds},
+	{head: "ok", value: figure(func(r report.Run) float64 { return float64(r.Succeeded) }), format: decimals(0)},
+	{head: "rejected", value: figure(func(r report.Run) float64 { return float64(r.Rejected) }), format: decimals(0)},
+	{head: "errors", value: figure(func(r report.Run) float64 { return 100 * r.ErrorRate }), format: percent},
+	{head: "attempts/ok", value: func(_ PhaseResult, r report.Run) (float64, bool) {
+		return r.AttemptsPerSuccess, r.AttemptsPerSuccess > 0
+	},
+		format: decimals(2), when: func(runs []report.Run) bool {
+			return slices.ContainsFunc(runs, func(r report.Run) bool { return r.Retries > 0 })
+		}},
+	{head: "server cores", value: serverFigure(func(s report.Server) float64 { return s.Cores }), format: decimals(2)},
+	{head: "CPU/answer", value: serverFigure(func(s report.Server) float64 { return s.CPUPerAnswerUS }), format: report.FormatMicros},
+	{head: "CPU/ok", value: serverFigure(func(s report.Server) float64 { return s.CPUPerSuccessUS }), format: report.FormatMicros},
+	{head: "goroutines", value: serverFigure(func(s report.Server) float64 { return s.PeakGoroutines }), format: decimals(0)},
+	{head: "threads", value: serverFigure(func(s report.Server) float64 { return s.PeakThreads }), format: decimals(0)},
+	{head: "RSS", value: serverFigure(func(s report.Server) float64 { return s.PeakRSSBytes }), format: report.FormatBytes},
+	{head: "RSS/in-flight", value: serverFigure(RSSPerInFlight), format: func(v float64) string { return fmt.Sprintf("%.1f KiB", v/1024) }},
+	{head: "pool wait p99", value: func(_ PhaseResult, r report.Run) (float64, bool) {
+		if r.Server == nil || r.Server.Scrapes == 0 {
+			return 0, false
+		}
+		return r.Server.AcquireWaitP99, true
+	}, format: report.FormatSeconds},
+}
 
 // TableOf builds the table of phase p.
 func TableOf(p PhaseResult) Table {
 	if p.Tasks != nil {
-		t := p.Tasks
-		model := "goroutines (one per job)"
-		if t.Workers > 0 {
-			model = fmt.Sprintf("pool of %d workers", t.Workers)
-		}
-		scaled, bound := "-", "-"
-		if t.ScaledSeconds > 0 {
-			scaled = report.FormatSeconds(t.ScaledSeconds)
-		}
-		if t.BoundSeconds > 0 {
-			bound = report.FormatSeconds(t.BoundSeconds)
-		}
-		return Table{
-			Head: []string{"model", "jobs", "time", "bound", "time scaled to the full job count", "jobs/s", "peak goroutines", "peak heap"},
-			Rows: [][]string{{model, strconv.Itoa(t.Jobs), report.FormatSeconds(t.ElapsedSeconds), bound, scaled,
-				strconv.FormatFloat(t.Throughput(), 'f', 0, 64), strconv.Itoa(t.PeakGoroutines), report.FormatBytes(float64(t.PeakHeapBytes))}},
+		return tasksTable(p)
+	}
+	var runs []report.Run
+	if p.Loadtest != nil {
+		runs = p.Loadtest.Runs
+	}
+	var cols []httpColumn
+	tab := Table{Head: []string{"service"}}
+	for _, c := range httpColumns {
+		if c.when == nil || c.when(runs) {
+			cols = append(cols, c)
+			tab.Head = append(tab.Head, c.head)
 		}
 	}
-	tab := Table{Head: httpHead}
-	if p.Loadtest == nil {
-		return tab
-	}
-	for _, r := range p.Loadtest.Runs {
-		l := r.Latency.Success
-		q := func(f func(*report.Latency) float64) string {
-			if l == nil || l.Count == 0 {
-				return "-"
+	tab.Head = append(tab.Head, "expectation")
+	for _, group := range byTarget(runs) {
+		row := []string{group[0].Name}
+		for _, c := range cols {
+			var vs []float64
+			for _, r := range group {
+				if v, ok := c.value(p, r); ok {
+					vs = append(vs, v)
+				}
 			}
-			return report.FormatSeconds(f(l))
+			row = append(row, spread(vs, c.format))
 		}
-		ofBound := "-"
-		if p.BoundRPS > 0 {
-			ofBound = fmt.Sprintf("%.0f %%", 100*float64(r.Succeeded)/r.ElapsedSeconds/p.BoundRPS)
+		var verdicts []string
+		for _, r := range group {
+			verdicts = append(verdicts, verdict(r.SLO))
 		}
-		row := []string{r.Name, report.FormatSeconds(r.ElapsedSeconds), strconv.FormatFloat(r.Throughput, 'f', 0, 64), ofBound,
-			q(func(l *report.Latency) float64 { return l.P50 }), q(func(l *report.Latency) float64 { return l.P99 }),
-			q(func(l *report.Latency) float64 { return l.P999 }), q(func(l *report.Latency) float64 { return l.Max }),
-			strconv.FormatInt(r.Succeeded, 10), strconv.FormatInt(r.Rejected, 10), fmt.Sprintf("%.1f %%", 100*r.ErrorRate)}
-		if s := r.Server; s != nil && s.Scrapes > 0 {
-			row = append(row, strconv.FormatFloat(s.PeakGoroutines, 'f', 0, 64), strconv.FormatFloat(s.PeakThreads, 'f', 0, 64),
-				report.FormatBytes(s.PeakRSSBytes), perInFlight(*s), report.FormatSeconds(s.AcquireWaitP99))
-		} else {
-			row = append(row, "-", "-", "-", "-", "-")
-		}
-		row = append(row, verdict(r.SLO))
-		tab.Rows = append(tab.Rows, row)
+		tab.Rows = append(tab.Rows, append(row, strings.Join(slices.Compact(verdicts), " / ")))
 	}
 	return tab
+}
+
+// byTarget groups runs by target, in the order the targets first ran.
+func byTarget(runs []report.Run) [][]report.Run {
+	var groups [][]report.Run
+	at := map[string]int{}
+	for _, r := range runs {
+		i, ok := at[r.Name]
+		if !ok {
+			i = len(groups)
+			at[r.Name] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	return groups
+}
+
+// Median returns the median of vs (the mean of the middle two for an even
+// count) and their range.
+func Median(vs []float64) (median, lo, hi float64) {
+	s := slices.Sorted(slices.Values(vs))
+	n := len(s)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	median = s[n/2]
+	if n%2 == 0 {
+		median = (s[n/2-1] + s[n/2]) / 2
+	}
+	return median, s[0], s[n-1]
+}
+
+// spread writes one figure, or the median of several with their range:
+// "412 (398-430)"; "-" for none.
+func spread(vs []float64, format func(float64) string) string {
+	switch len(vs) {
+	case 0:
+		return "-"
+	case 1:
+		return format(vs[0])
+	}
+	m, lo, hi := Median(vs)
+	return fmt.Sprintf("%s (%s-%s)", format(m), format(lo), format(hi))
+}
+
+// Representative returns, for each target, the run with the median
+// goodput: the one a chart shows when a phase ran several times.
+func Representative(runs []report.Run) []report.Run {
+	var out []report.Run
+	for _, group := range byTarget(runs) {
+		s := slices.Clone(group)
+		slices.SortStableFunc(s, func(a, b report.Run) int { return cmp.Compare(a.Goodput, b.Goodput) })
+		out = append(out, s[(len(s)-1)/2])
+	}
+	return out
+}
+
+// tasksTable is the table of an in-process phase: the median run, with the
+// range of the times when the phase ran several times.
+func tasksTable(p PhaseResult) Table {
+	t := p.Tasks
+	model := "goroutines (one per job)"
+	if t.Workers > 0 {
+		model = fmt.Sprintf("pool of %d workers", t.Workers)
+	}
+	times, scaledTimes := make([]float64, 0, len(p.Repeats)), make([]float64, 0, len(p.Repeats))
+	for _, r := range p.Repeats {
+		times = append(times, r.ElapsedSeconds)
+		if r.ScaledSeconds > 0 {
+			scaledTimes = append(scaledTimes, r.ScaledSeconds)
+		}
+	}
+	if len(times) == 0 { // a result written before repetitions were recorded
+		times = append(times, t.ElapsedSeconds)
+		if t.ScaledSeconds > 0 {
+			scaledTimes = append(scaledTimes, t.ScaledSeconds)
+		}
+	}
+	bound := "-"
+	if t.BoundSeconds > 0 {
+		bound = report.FormatSeconds(t.BoundSeconds)
+	}
+	return Table{
+		Head: []string{"model", "jobs", "time", "bound", "time scaled to the full job count", "jobs/s", "peak goroutines", "peak heap"},
+		Rows: [][]string{{model, strconv.Itoa(t.Jobs), spread(times, report.FormatSeconds), bound, spread(scaledTimes, report.FormatSeconds),
+			strconv.FormatFloat(t.Throughput(), 'f', 0, 64), strconv.Itoa(t.PeakGoroutines), report.FormatBytes(float64(t.PeakHeapBytes))}},
+	}
 }
 
 // RSSPerInFlight is the growth of RSS over a run (from the scrape before
@@ -84,14 +230,6 @@ func RSSPerInFlight(s report.Server) float64 {
 		return 0
 	}
 	return max(0, s.PeakRSSBytes-s.Samples[0].RSSBytes) / s.PeakInFlight
-}
-
-func perInFlight(s report.Server) string {
-	v := RSSPerInFlight(s)
-	if v == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f KiB", v/1024)
 }
 
 // verdict sums up the SLO evaluations of a run.

@@ -30,3 +30,34 @@ func TestRSSIsDividedByTheRequestsInFlight(t *testing.T) {
 		t.Errorf("without in-flight figures: %s, want -", got)
 	}
 }
+
+// A target that ran several times gets the median of its runs and their
+// range; the charts show the run with the median goodput.
+func TestRepeatedRunsShowTheMedianAndRange(t *testing.T) {
+	var runs []report.Run
+	for _, g := range []float64{300, 100, 200} {
+		runs = append(runs, report.Run{Name: "semaphore", ElapsedSeconds: 10, Goodput: g, Throughput: g})
+	}
+	runs = append(runs, report.Run{Name: "pipeline", ElapsedSeconds: 10, Goodput: 50, Throughput: 50})
+	tab := TableOf(PhaseResult{BoundRPS: 400, Loadtest: &report.Report{Runs: runs}})
+	if len(tab.Rows) != 2 || tab.Rows[0][0] != "semaphore" || tab.Rows[1][0] != "pipeline" {
+		t.Fatalf("rows %q: want one per target, in order", tab.Rows)
+	}
+	col := slices.Index(tab.Head, "goodput")
+	if got := tab.Rows[0][col]; got != "200 (100-300)" {
+		t.Errorf("goodput of three runs = %q, want the median and the range", got)
+	}
+	if got := tab.Rows[1][col]; got != "50" {
+		t.Errorf("goodput of one run = %q, want it alone", got)
+	}
+	if got := tab.Rows[0][slices.Index(tab.Head, "of bound")]; got != "50 % (25 %-75 %)" {
+		t.Errorf("of bound = %q", got)
+	}
+	rep := Representative(runs)
+	if len(rep) != 2 || rep[0].Goodput != 200 || rep[1].Goodput != 50 {
+		t.Errorf("representative runs %+v, want the median-goodput run of each target", rep)
+	}
+	if m, lo, hi := Median([]float64{4, 1, 3, 2}); m != 2.5 || lo != 1 || hi != 4 {
+		t.Errorf("Median of four = %v (%v-%v), want 2.5 (1-4)", m, lo, hi)
+	}
+}

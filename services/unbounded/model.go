@@ -20,7 +20,9 @@ type model struct {
 }
 
 // Admit lets every request in: nothing stands between it and the pool.
-func (model) Admit(context.Context, overload.Work) (overload.Ticket, error) { return overload.Free, nil }
+func (model) Admit(context.Context, overload.Work) (overload.Ticket, error) {
+	return overload.Free, nil
+}
 
 func (m model) PlaceOrder(ctx context.Context, _ overload.Ticket, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
 	r, err := m.store.CreateOrder(ctx, order.NewRequest(in, key), delay)

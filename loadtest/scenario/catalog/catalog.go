@@ -1,6 +1,6 @@
 // Package catalog holds the scenarios loadtest runs: one YAML file per
-// scenario (the four published experiments and the six pitfalls of
-// README.md, The pitfalls), embedded so that the loadtest binary carries
+// scenario (the four published experiments and the pitfalls of README.md,
+// The pitfalls), embedded so that the loadtest binary carries
 // them. Package scenario defines the format and runs them.
 package catalog
 
@@ -22,6 +22,7 @@ var files embed.FS
 var Order = []string{
 	"burst-1000", "wrk-500", "rising-concurrency", "hundred-thousand-tasks", "pool-starvation",
 	"backpressure-void", "per-request-memory", "os-thread-pinning", "blocked-event-loop", "cpu-bound-parity",
+	"retry-storm", "adaptive-limit",
 }
 
 // All parses every scenario, in Order.
