@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/loadtest/attack"
 	"github.com/orderlab/orderlab/loadtest/lab"
 	"github.com/orderlab/orderlab/loadtest/measure"
@@ -82,7 +83,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 }
 
 func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
-	var db *lab.Database
+	var db *pgdb.Database
 	defer func() {
 		if db != nil {
 			dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -109,7 +110,7 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, pause time
 			if err := checkConnections(ctx, r.DatabaseURL, s, r.Log); err != nil {
 				return err
 			}
-			if db, err = lab.CreateDatabase(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
+			if db, err = pgdb.Create(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
 				return err
 			}
 		}
@@ -137,7 +138,7 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, pause time
 // after it: the other services hold no connections and no CPU meanwhile,
 // and every run starts from a fresh process (a clean RSS baseline).
 func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, env map[string]string,
-	db *lab.Database, logDir string, rep *report.Report) error {
+	db *pgdb.Database, logDir string, rep *report.Report) error {
 	ep, ok := r.Endpoints[name]
 	if r.Endpoints == nil {
 		fmt.Fprintf(r.Log, "   starting %s with %s\n", name, envString(env))
@@ -196,7 +197,7 @@ func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.W
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		free, err := lab.FreeConnections(ctx, adminURL)
+		free, err := pgdb.FreeConnections(ctx, adminURL)
 		if err != nil {
 			return err
 		}

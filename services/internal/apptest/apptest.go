@@ -22,8 +22,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/services/internal/app"
-	"github.com/orderlab/orderlab/services/internal/testdb"
 )
 
 // Instance is a running service.
@@ -45,7 +45,7 @@ type Instance struct {
 // answers 200. The service is stopped when t ends.
 func Start(t testing.TB, svc app.Service, env map[string]string) *Instance {
 	t.Helper()
-	dbURL := testdb.New(t)
+	dbURL := pgtest.New(t)
 	vars := map[string]string{
 		"DATABASE_URL": dbURL,
 		"HTTP_ADDR":    freeAddr(t),
