@@ -15,9 +15,10 @@ PROMETHEUS_VERSION ?= v0.316.0
 STATICCHECK_VERSION ?= v0.8.2
 GOVULNCHECK_VERSION ?= v1.9.0
 
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+# Postgres: TEST_DATABASE_URL for the tests, DATABASE_URL for make run and the
+# scenarios. Unset, each uses the local server as internal/pgdb.DefaultURL
+# names it (127.0.0.1:5432, user postgres, trust auth).
 export TEST_DATABASE_URL
-DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 
 .PHONY: help
 help: ## list the targets
@@ -72,7 +73,7 @@ build: ## build the three services and loadtest into ./bin
 
 .PHONY: pgcheck
 pgcheck:
-	@$(GO) run ./services/internal/testdb/pgcheck
+	@$(GO) run ./internal/pgtest/pgcheck
 
 .PHONY: test
 test: $(BIN)/promtool $(BIN)/prometheus chromium pgcheck rules-test ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
@@ -164,7 +165,7 @@ e2e-jaeger: $(BIN)/jaeger ## make e2e, plus a real Jaeger with the compose confi
 # Results: results/<scenario>/<timestamp>.{json,md,html} (see README.md, Results).
 SCENARIO_ARGS ?=
 COUNT ?= 1
-SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -count $(COUNT) -out results -bin $(BIN) -db '$(DATABASE_URL)' $(SCENARIO_ARGS)
+SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -count $(COUNT) -out results -bin $(BIN) $(if $(DATABASE_URL),-db '$(DATABASE_URL)') $(SCENARIO_ARGS)
 
 .PHONY: scenario
 scenario: build ## one scenario against fresh local services: make scenario NAME=burst-1000 [QUICK=1] (list: NAME=-list)

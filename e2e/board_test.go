@@ -1,53 +1,10 @@
 package e2e
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
-
-	"github.com/goccy/go-yaml"
 )
-
-// root is the repository root, relative to this package's directory (where
-// go test runs).
-const root = ".."
-
-// jsonUnmarshal and yamlUnmarshal are the decoders decodeFile takes.
-var (
-	jsonUnmarshal = json.Unmarshal
-	yamlUnmarshal = func(data []byte, v any) error { return yaml.Unmarshal(data, v) }
-)
-
-// decodeFile reads path and decodes it into v.
-func decodeFile(t *testing.T, path string, unmarshal func([]byte, any) error, v any) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unmarshal(data, v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-}
-
-// decodeGlob decodes every file that matches pattern (relative to root),
-// keyed by file name. No match fails the test.
-func decodeGlob[T any](t *testing.T, pattern string, unmarshal func([]byte, any) error) map[string]T {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(root, pattern))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no %s (err %v)", pattern, err)
-	}
-	out := map[string]T{}
-	for _, f := range files {
-		var v T
-		decodeFile(t, f, unmarshal, &v)
-		out[filepath.Base(f)] = v
-	}
-	return out
-}
 
 // boardTarget is one query of one panel of a provisioned dashboard.
 type boardTarget struct {
@@ -147,4 +104,95 @@ func boardTargets(boards map[string]board) []boardTarget {
 		return out[i].RefID < out[j].RefID
 	})
 	return out
+}
+
+// TestBoard checks the main board's structure: what Grafana needs to load it
+// and what the lab promises.
+func TestBoard(t *testing.T) {
+	boards := loadBoards(t)
+	b, ok := boards["orderlab-pool-starvation.json"]
+	if !ok {
+		t.Fatal("grafana/dashboards/orderlab-pool-starvation.json missing")
+	}
+	if b.Title != "Orders: pool starvation and tail latency" {
+		t.Errorf("title %q", b.Title)
+	}
+	if b.SchemaVersion < 41 {
+		t.Errorf("schemaVersion %d: older than Grafana 12's", b.SchemaVersion)
+	}
+
+	var service bool
+	for _, v := range b.Templating.List {
+		if v.Name == "service" && v.Type == "query" && strings.Contains(toString(v.Query), "orderlab_service_info") {
+			service = true
+		}
+	}
+	if !service {
+		t.Error("no $service query variable over orderlab_service_info")
+	}
+
+	var loadRuns bool
+	for _, a := range b.Annotations.List {
+		if a.Name == "Load runs" && a.Datasource.Type == "grafana" {
+			loadRuns = true
+		}
+	}
+	if !loadRuns {
+		t.Error("no annotation query for load runs")
+	}
+
+	provisioned := provisionedDatasources(t)
+	ids := map[int]bool{}
+	var littles, exemplarHTTP, exemplarPool bool
+	for _, p := range allPanels(b) {
+		if p.Type == "row" {
+			continue
+		}
+		if ids[p.ID] {
+			t.Errorf("panel %q: duplicate id %d", p.Title, p.ID)
+		}
+		ids[p.ID] = true
+		if p.GridPos.W <= 0 || p.GridPos.X+p.GridPos.W > 24 || p.GridPos.H <= 0 {
+			t.Errorf("panel %q: gridPos %+v outside the 24-column grid", p.Title, p.GridPos)
+		}
+		if _, ok := provisioned[p.Datasource.UID]; !ok {
+			t.Errorf("panel %q: datasource %q is not provisioned", p.Title, p.Datasource.UID)
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("panel %q: no queries", p.Title)
+		}
+		for _, tg := range p.Targets {
+			if !strings.Contains(tg.Expr, `job=~"$service"`) {
+				t.Errorf("panel %q %s: query ignores $service: %s", p.Title, tg.RefID, tg.Expr)
+			}
+			if tg.Exemplar && strings.Contains(tg.Expr, "orderlab_http_request_duration_seconds") {
+				exemplarHTTP = true
+			}
+			if tg.Exemplar && strings.Contains(tg.Expr, "orderlab_db_pool_acquire_wait_seconds") {
+				exemplarPool = true
+			}
+		}
+		if strings.Contains(p.Title, "Little's law") {
+			littles = true
+		}
+	}
+	if !littles {
+		t.Error("no Little's-law panel")
+	}
+	if !exemplarHTTP || !exemplarPool {
+		t.Error("request latency and acquire wait panels must show exemplars")
+	}
+}
+
+// toString is the query text of a template variable: a string, or the
+// query field of an object.
+func toString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case map[string]any:
+		s, _ := v["query"].(string)
+		return s
+	}
+	return ""
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -368,79 +367,4 @@ func bindMounts(s types.ServiceConfig) map[string]string {
 		}
 	}
 	return m
-}
-
-func abs(t *testing.T, rel string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join(root, rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func imageTag(image string) string {
-	name := image[strings.LastIndex(image, "/")+1:]
-	if i := strings.LastIndex(name, ":"); i >= 0 {
-		return name[i+1:]
-	}
-	return ""
-}
-
-// prometheusImageTag maps the Makefile's PROMETHEUS_VERSION (Go module
-// version v0.3MM.P) to the image tag of the same release (v3.MM.P).
-func prometheusImageTag(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^PROMETHEUS_VERSION\s*\?=\s*(v0\.\d+\.\d+)`).FindStringSubmatch(string(data))
-	if m == nil {
-		t.Fatal("Makefile: no PROMETHEUS_VERSION ?= v0.3MM.P")
-	}
-	tag, _ := prometheusRelease(m[1])
-	return tag
-}
-
-// prometheusRelease maps a Prometheus Go module version, v0.3MM.P, to the
-// release and image tag it is, v3.MM.P.
-func prometheusRelease(module string) (string, bool) {
-	var minor, patch int
-	if _, err := fmt.Sscanf(module, "v0.%d.%d", &minor, &patch); err != nil {
-		return "", false
-	}
-	return fmt.Sprintf("v%d.%d.%d", minor/100, minor%100, patch), true
-}
-
-// dashboardProviderPath is where Grafana's file provider reads dashboards.
-func dashboardProviderPath(t *testing.T) string {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(root, "grafana", "provisioning", "dashboards", "*.yml"))
-	if len(files) != 1 {
-		t.Fatalf("want one dashboard provider file, got %v", files)
-	}
-	var cfg struct {
-		Providers []struct {
-			Type    string `yaml:"type"`
-			Options struct {
-				Path string `yaml:"path"`
-			} `yaml:"options"`
-		} `yaml:"providers"`
-	}
-	decodeFile(t, files[0], yamlUnmarshal, &cfg)
-	if len(cfg.Providers) != 1 || cfg.Providers[0].Type != "file" {
-		t.Fatalf("want one file provider in %s", files[0])
-	}
-	return cfg.Providers[0].Options.Path
-}
-
-// provisionedURLs returns each provisioned datasource's URL by UID.
-func provisionedURLs(t *testing.T) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, ds := range readDatasources(t) {
-		out[ds.UID] = ds.URL
-	}
-	return out
 }

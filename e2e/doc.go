@@ -13,4 +13,23 @@
 // PromQL expression of every panel, the starvation signal, the alerts and the
 // traces. Asked to run but unable to (no Prometheus, no Postgres), it fails
 // rather than skips.
+//
+// The files:
+//   - compose_test.go: TestCompose; releases_test.go: the Prometheus release
+//     that compose.yaml pins and the one under test.
+//   - board_test.go: the dashboards' JSON and TestBoard; contract_test.go:
+//     TestMetricsContractCovered; provisioning_test.go: Grafana's
+//     provisioned datasources and dashboard provider.
+//   - lab_test.go: TestLab's setup and its order of checks, one file per
+//     concern: lab_panels_test.go (the board's panel and annotation queries),
+//     lab_rules_test.go (recording rules, the starvation signal, alerts),
+//     lab_traces_test.go (spans and exemplar links into Jaeger).
+//   - What TestLab runs: the services through loadtest/lab, as a scenario
+//     does; prometheus_test.go (its config and a client of its API);
+//     jaeger_test.go (JAEGER set); overload_test.go (the loadtest binary);
+//     fakegrafana_test.go (the annotation API loadtest writes to);
+//     process_test.go (child processes of the test, on internal/proc).
+//   - files_test.go: reading the repository's files.
+//
+// The database is internal/pgtest's, the trace receiver internal/otlptest's.
 package e2e

@@ -12,6 +12,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/goccy/go-yaml"
+
+	"github.com/orderlab/orderlab/internal/proc"
 )
 
 // labJaeger is a real Jaeger v2 (JAEGER=path, `make e2e-jaeger`) running the
@@ -22,7 +24,9 @@ type labJaeger struct {
 	query    string // http://host:port, query API and UI (Grafana's datasource URL)
 }
 
-func startJaeger(t *testing.T, project *types.Project, bin string) *labJaeger {
+// startJaeger runs bin with the compose config, every endpoint moved to a
+// free loopback address, and returns once it reports healthy.
+func startJaeger(t *testing.T, ctx context.Context, project *types.Project, bin string) *labJaeger {
 	t.Helper()
 	svc := project.Services["jaeger"]
 	if len(svc.Configs) != 1 {
@@ -32,7 +36,11 @@ func startJaeger(t *testing.T, project *types.Project, bin string) *labJaeger {
 	if err := yaml.Unmarshal([]byte(project.Configs[svc.Configs[0].Source].Content), &cfg); err != nil {
 		t.Fatal(err)
 	}
-	otlpHTTP, query, health := freeAddr(t), freeAddr(t), freeAddr(t)
+	addrs, err := proc.LoopbackAddrs(6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otlpHTTP, query, health := addrs[0], addrs[1], addrs[2]
 	set := func(addr string, path ...string) {
 		m := cfg
 		for _, k := range path[:len(path)-1] {
@@ -45,12 +53,12 @@ func startJaeger(t *testing.T, project *types.Project, bin string) *labJaeger {
 		}
 		m[path[len(path)-1]] = addr
 	}
-	set(freeAddr(t), "receivers", "otlp", "protocols", "grpc", "endpoint")
+	set(addrs[3], "receivers", "otlp", "protocols", "grpc", "endpoint")
 	set(otlpHTTP, "receivers", "otlp", "protocols", "http", "endpoint")
 	set(health, "extensions", "healthcheckv2", "http", "endpoint")
-	set(freeAddr(t), "extensions", "healthcheckv2", "grpc", "endpoint")
+	set(addrs[4], "extensions", "healthcheckv2", "grpc", "endpoint")
 	set(query, "extensions", "jaeger_query", "http", "endpoint")
-	set(freeAddr(t), "extensions", "jaeger_query", "grpc", "endpoint")
+	set(addrs[5], "extensions", "jaeger_query", "grpc", "endpoint")
 	set("none", "service", "telemetry", "metrics", "level")
 	data, err := yaml.Marshal(cfg)
 	if err != nil {
@@ -58,8 +66,10 @@ func startJaeger(t *testing.T, project *types.Project, bin string) *labJaeger {
 	}
 	path := writeFile(t, t.TempDir(), "jaeger.yaml", data)
 	bin, _ = filepath.Abs(bin)
-	p := startProc(t, "jaeger", bin, []string{"--config=" + path}, baseEnv())
-	p.waitHTTP(t, "http://"+health+"/status", time.Minute)
+	p := startProc(t, "jaeger", bin, []string{"--config=" + path}, proc.BaseEnv("GOMAXPROCS"))
+	if err := p.WaitReady(ctx, "http://"+health+"/status", time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	return &labJaeger{otlpHTTP: "http://" + otlpHTTP, query: "http://" + query}
 }
 

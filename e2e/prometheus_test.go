@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -236,11 +235,44 @@ func (p promAPI) labelValues(ctx context.Context, label, match string) ([]string
 	return out, err
 }
 
-func writeFile(t *testing.T, dir, name string, data []byte) string {
+// globalScrapeInterval is prometheus.yml's global scrape_interval.
+func globalScrapeInterval(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
+	cfg := readPrometheusConfig(t)
+	global, _ := cfg["global"].(map[string]any)
+	s, _ := global["scrape_interval"].(string)
+	return s
+}
+
+// readPrometheusConfig reads prometheus/prometheus.yml as a generic map.
+func readPrometheusConfig(t *testing.T) map[string]any {
+	t.Helper()
+	var cfg map[string]any
+	decodeFile(t, filepath.Join(root, "prometheus", "prometheus.yml"), yamlUnmarshal, &cfg)
+	return cfg
+}
+
+// waitTargetsUp waits until Prometheus scrapes want targets successfully.
+func waitTargetsUp(t *testing.T, ctx context.Context, api promAPI, want int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		targets, err := api.targets(ctx)
+		up := 0
+		var down []string
+		for _, tg := range targets {
+			if tg.Health == "up" {
+				up++
+			} else {
+				down = append(down, fmt.Sprintf("%s (%s %s)", tg.ScrapeURL, tg.Health, tg.LastError))
+			}
+		}
+		if err == nil && up == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d targets up (err %v); down: %v", up, want, err, down)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	return path
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/scenario"
 	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
@@ -24,10 +25,6 @@ a database it creates on -db and drops afterwards. With -target name=URL (and
 
 flags:
 `
-
-// defaultDatabaseURL is the Postgres of -db when DATABASE_URL is not set:
-// the local one of README.md (Knobs).
-const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 // scenarioPlan is a parsed scenario subcommand: one of three jobs, in this
 // order of precedence.
@@ -52,7 +49,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	fs.IntVar(&r.Count, "count", 1, "run the scenario this many times over; the tables quote the median and the range")
 	fs.StringVar(&r.Out, "out", "results", "results directory")
 	fs.StringVar(&r.BinDir, "bin", "bin", "directory of the built services (make build)")
-	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(getenv("DATABASE_URL"), defaultDatabaseURL),
+	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(getenv("DATABASE_URL"), pgdb.DefaultURL),
 		"Postgres URL of a user that may CREATE DATABASE (default $DATABASE_URL)")
 	fs.DurationVar(&r.Pause, "pause", 0, fmt.Sprintf("pause between targets (default %s, quick 200ms)", measure.DefaultPause))
 	targets, metrics := map[string]string{}, map[string]string{}

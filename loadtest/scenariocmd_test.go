@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
 )
 
@@ -16,7 +17,7 @@ func TestScenarioDatabaseComesFromTheEnvironmentItIsGiven(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, []string{"burst-1000"}, defaultDatabaseURL},
+		{nil, []string{"burst-1000"}, pgdb.DefaultURL},
 		{map[string]string{"DATABASE_URL": "postgres://a@127.0.0.1:5/x"}, []string{"burst-1000"}, "postgres://a@127.0.0.1:5/x"},
 		{map[string]string{"DATABASE_URL": "postgres://a@127.0.0.1:5/x"}, []string{"-db", "postgres://b@127.0.0.1:6/y", "burst-1000"}, "postgres://b@127.0.0.1:6/y"},
 	} {

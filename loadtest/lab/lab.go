@@ -24,7 +24,6 @@ type Config struct {
 type Lab struct {
 	Services []*Service
 	cfg      Config
-	logs     []*os.File
 }
 
 // Start launches every service in cfg in turn, each ready before the next
@@ -45,12 +44,7 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 		if err != nil {
 			return nil, errors.Join(err, l.Stop())
 		}
-		f, err := os.OpenFile(filepath.Join(cfg.LogDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, errors.Join(err, l.Stop())
-		}
-		l.logs = append(l.logs, f)
-		s, err := start(ctx, name, bin, cfg.Database, cfg.Env, f, cfg.Ready)
+		s, err := start(ctx, name, bin, cfg.Database, cfg.Env, filepath.Join(cfg.LogDir, name+".log"), cfg.Ready)
 		if err != nil {
 			return nil, errors.Join(err, l.Stop())
 		}
@@ -60,15 +54,12 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 }
 
 // Stop terminates every service (SIGTERM, then SIGKILL after the grace
-// period) and closes their logs.
+// period).
 func (l *Lab) Stop() error {
 	var errs []error
 	for _, s := range l.Services {
-		errs = append(errs, s.stop(l.cfg.Grace))
+		errs = append(errs, s.Stop(l.cfg.Grace))
 	}
-	for _, f := range l.logs {
-		errs = append(errs, f.Close())
-	}
-	l.Services, l.logs = nil, nil
+	l.Services = nil
 	return errors.Join(errs...)
 }

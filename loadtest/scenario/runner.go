@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/loadtest/attack"
 	"github.com/orderlab/orderlab/loadtest/lab"
 	"github.com/orderlab/orderlab/loadtest/measure"
@@ -88,7 +89,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 // that it drops at the end. Each repetition appends its runs to the phases'
 // results, so that a table can quote the median and the range.
 func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
-	var db *lab.Database
+	var db *pgdb.Database
 	defer func() {
 		if db != nil {
 			dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -110,7 +111,7 @@ func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time
 // phases runs every phase once (repetition rep), appending to res.Phases.
 // A service started for a phase that the next one continues is kept
 // running for it.
-func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, db **lab.Database, logDir string) error {
+func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, db **pgdb.Database, logDir string) error {
 	kept := map[string]*lab.Lab{}
 	defer func() {
 		for name, running := range kept {
@@ -145,7 +146,7 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 				return err
 			}
 			var err error
-			if *db, err = lab.CreateDatabase(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
+			if *db, err = pgdb.Create(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
 				return err
 			}
 		}
@@ -196,7 +197,7 @@ func (r *Runner) stop(name string, running *lab.Lab) {
 // run that is not a continuation starts from a fresh process (a clean RSS
 // baseline).
 func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, env map[string]string,
-	db *lab.Database, running *lab.Lab, logDir string, rep *report.Report) (*lab.Lab, error) {
+	db *pgdb.Database, running *lab.Lab, logDir string, rep *report.Report) (*lab.Lab, error) {
 	ep, ok := r.Endpoints[name]
 	if r.Endpoints == nil {
 		if running == nil {
@@ -253,7 +254,7 @@ func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.W
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		free, err := lab.FreeConnections(ctx, adminURL)
+		free, err := pgdb.FreeConnections(ctx, adminURL)
 		if err != nil {
 			return err
 		}

@@ -11,16 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/loadtest/attack"
 )
-
-// testDatabaseURL is the Postgres the test may CREATE DATABASE on.
-func testDatabaseURL() string {
-	if u := os.Getenv("TEST_DATABASE_URL"); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
 
 // buildServices builds the three services into a temporary directory.
 func buildServices(t *testing.T) string {
@@ -52,7 +45,7 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := t.TempDir()
-	r := &Runner{BinDir: bin, DatabaseURL: testDatabaseURL(), Out: out, Quick: true, Log: testWriter{t}}
+	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: out, Quick: true, Log: testWriter{t}}
 	res, files, err := r.Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +137,7 @@ panels: [Throughput]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	r := &Runner{BinDir: bin, DatabaseURL: testDatabaseURL(), Out: t.TempDir(), Quick: true, Count: 2, Log: testWriter{t}}
+	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Count: 2, Log: testWriter{t}}
 	res, files, err := r.Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)

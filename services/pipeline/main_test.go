@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/otlptest"
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
 
@@ -151,7 +152,7 @@ func TestTraceQueueWaitAndLinkedBatch(t *testing.T) {
 	spans, server := apptest.Traced(t, service, nil)
 	apptest.ChildOf(t, spans, server, "pipeline.enqueue")
 	linked := false
-	for _, b := range apptest.Named(spans, "pipeline.batch") {
+	for _, b := range otlptest.Named(spans, "pipeline.batch") {
 		for _, l := range b.GetLinks() {
 			if bytes.Equal(l.GetSpanId(), server.GetSpanId()) && bytes.Equal(l.GetTraceId(), server.GetTraceId()) {
 				linked = true

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/postgres"
@@ -82,7 +83,7 @@ func loadConfig(env *Env, model string) Config {
 	c := Config{
 		HTTPAddr:        env.String("HTTP_ADDR", "127.0.0.1:8080"),
 		AdminAddr:       env.String("ADMIN_ADDR", "127.0.0.1:9090"),
-		DatabaseURL:     env.Secret("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		DatabaseURL:     env.Secret("DATABASE_URL", pgdb.DefaultURL),
 		DBMaxConns:      env.Int("DB_MAX_CONNS", 20, 1, 10_000),
 		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
 		StartupTimeout:  env.Duration("STARTUP_TIMEOUT", 60*time.Second, time.Second, time.Hour),

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,8 +21,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/services/internal/app"
-	"github.com/orderlab/orderlab/services/internal/testdb"
 )
 
 // Instance is a running service.
@@ -35,7 +35,8 @@ type Instance struct {
 
 	t       testing.TB
 	cancel  context.CancelFunc
-	done    chan error
+	exited  chan struct{} // closed when Run has returned
+	runErr  error         // Run's error, set before exited closes
 	stopErr error
 	once    sync.Once
 }
@@ -45,11 +46,15 @@ type Instance struct {
 // answers 200. The service is stopped when t ends.
 func Start(t testing.TB, svc app.Service, env map[string]string) *Instance {
 	t.Helper()
-	dbURL := testdb.New(t)
+	dbURL := pgtest.New(t)
+	addrs, err := proc.LoopbackAddrs(2)
+	if err != nil {
+		t.Fatal(err)
+	}
 	vars := map[string]string{
 		"DATABASE_URL": dbURL,
-		"HTTP_ADDR":    freeAddr(t),
-		"ADMIN_ADDR":   freeAddr(t),
+		"HTTP_ADDR":    addrs[0],
+		"ADMIN_ADDR":   addrs[1],
 		"DB_MAX_CONNS": "4",
 		"LOG_LEVEL":    "warn",
 	}
@@ -61,12 +66,13 @@ func Start(t testing.TB, svc app.Service, env map[string]string) *Instance {
 		AdminURL: "http://" + vars["ADMIN_ADDR"],
 		Log:      &syncBuffer{},
 		t:        t,
-		done:     make(chan error, 1),
+		exited:   make(chan struct{}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	inst.cancel = cancel
 	go func() {
-		inst.done <- app.Run(ctx, svc, func(k string) string { return vars[k] }, inst.Log, inst.Log)
+		inst.runErr = app.Run(ctx, svc, func(k string) string { return vars[k] }, inst.Log, inst.Log)
+		close(inst.exited)
 	}()
 	t.Cleanup(func() {
 		if err := inst.Stop(); err != nil {
@@ -89,7 +95,8 @@ func (i *Instance) Stop() error {
 	i.once.Do(func() {
 		i.cancel()
 		select {
-		case i.stopErr = <-i.done:
+		case <-i.exited:
+			i.stopErr = i.runErr
 		case <-time.After(60 * time.Second):
 			i.stopErr = errors.New("service did not stop within 60s")
 		}
@@ -99,24 +106,16 @@ func (i *Instance) Stop() error {
 
 func (i *Instance) waitReady() {
 	i.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-i.done:
-			i.done <- err
-			i.t.Fatalf("service exited during start: %v\nlog:\n%s", err, i.Log)
-		default:
-		}
-		resp, err := http.Get(i.URL + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+	err := proc.WaitReady(context.Background(), i.URL+"/readyz", 30*time.Second, i.exited)
+	if err == nil {
+		return
 	}
-	i.t.Fatalf("service not ready within 30s\nlog:\n%s", i.Log)
+	select {
+	case <-i.exited:
+		i.t.Fatalf("service exited during start: %v\nlog:\n%s", i.runErr, i.Log)
+	default:
+		i.t.Fatalf("service not ready: %v\nlog:\n%s", err, i.Log)
+	}
 }
 
 // Response is an HTTP answer, read whole.
@@ -254,16 +253,6 @@ func (i *Instance) CountRows(query string, args ...any) int {
 		i.t.Fatalf("%s: %v", query, err)
 	}
 	return n
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // syncBuffer collects the service's log lines from several goroutines.

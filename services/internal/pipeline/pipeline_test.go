@@ -17,10 +17,10 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
-	"github.com/orderlab/orderlab/services/internal/testdb"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -45,7 +45,7 @@ var deadlock = &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
 
 func openStore(t *testing.T) *postgres.Store {
 	ctx := context.Background()
-	st, err := postgres.Open(ctx, postgres.Config{URL: testdb.New(t), MaxConns: 4, StartupTimeout: 10 * time.Second},
+	st, err := postgres.Open(ctx, postgres.Config{URL: pgtest.New(t), MaxConns: 4, StartupTimeout: 10 * time.Second},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), noop.NewTracerProvider())
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/services/internal/order"
-	"github.com/orderlab/orderlab/services/internal/testdb"
 )
 
 func open(t *testing.T, url string) *Store {
@@ -41,7 +41,7 @@ func count(t *testing.T, st *Store) int {
 // A batch is one transaction: when one order fails in the database, none of
 // the batch is stored.
 func TestBatchIsAtomic(t *testing.T) {
-	st := open(t, testdb.New(t))
+	st := open(t, pgtest.New(t))
 	// Quantity 0 passes the store (validation is the edge's job) but not the
 	// table's CHECK constraint.
 	_, err := st.CreateOrders(context.Background(), []order.Request{req("a", 1, ""), req("b", 0, ""), req("c", 1, "")}, 5*time.Millisecond)
@@ -65,7 +65,7 @@ func TestBatchIsAtomic(t *testing.T) {
 
 // Migrations run once even when several services start together.
 func TestMigrateConcurrently(t *testing.T) {
-	url := testdb.New(t)
+	url := pgtest.New(t)
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() { open(t, url) })
@@ -82,7 +82,7 @@ func TestMigrateConcurrently(t *testing.T) {
 }
 
 func TestGetOrderNotFound(t *testing.T) {
-	st := open(t, testdb.New(t))
+	st := open(t, pgtest.New(t))
 	if _, err := st.GetOrder(context.Background(), 42); err != order.ErrNotFound {
 		t.Errorf("GetOrder(42) = %v, want ErrNotFound", err)
 	}
@@ -92,7 +92,7 @@ func TestGetOrderNotFound(t *testing.T) {
 // the deadline (the request ran out of time, not the database), and the
 // pool serves the next request.
 func TestDeadlineMidQuery(t *testing.T) {
-	st := open(t, testdb.New(t))
+	st := open(t, pgtest.New(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -9,13 +9,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/orderlab/orderlab/services/internal/testdb"
+	"github.com/orderlab/orderlab/internal/pgtest"
 )
 
 func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := testdb.Check(ctx); err != nil {
+	if err := pgtest.Check(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "make test:", err)
 		os.Exit(1)
 	}

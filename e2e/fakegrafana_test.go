@@ -1,54 +1,14 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os/exec"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 )
-
-// overload is the load of the starvation check: the same closed-loop
-// overload against every service at once. Each order holds its connection
-// for dbDelay, so a pool of labKnobs' DB_MAX_CONNS serves at most
-// DB_MAX_CONNS/dbDelay orders per second, far below what the clients ask.
-type overload struct {
-	clients  int
-	duration time.Duration
-	dbDelay  string
-}
-
-// runLoad runs loadtest (issue 3) in closed mode against one service, with
-// POSTed orders, and logs its report. GRAFANA_URL points at the fake
-// Grafana, which records the load-run annotations.
-func runLoad(ctx context.Context, t *testing.T, loadtest string, s *labService, o overload, grafanaURL string) {
-	t.Helper()
-	args := []string{
-		"closed",
-		"-c", strconv.Itoa(o.clients),
-		"-d", o.duration.String(),
-		"-method", "POST",
-		"-timeout", "30s",
-		"-name", s.name,
-		"-metrics", "http://" + s.adminAddr + "/metrics",
-		"http://" + s.httpAddr + "/orders?db_delay=" + o.dbDelay,
-	}
-	cmd := exec.CommandContext(ctx, loadtest, args...)
-	cmd.Env = append(baseEnv(), "GRAFANA_URL="+grafanaURL)
-	out, err := cmd.CombinedOutput()
-	// Exit status 1 means "requests failed or an SLO was missed": under
-	// overload, failures (429, 503) are the point. Only a usage error (2)
-	// or a crash is a broken test.
-	if err != nil && cmd.ProcessState.ExitCode() != 1 {
-		t.Errorf("loadtest %v: %v\n%s", args, err, out)
-		return
-	}
-	t.Logf("loadtest %s:\n%s", s.name, out)
-}
 
 // fakeGrafana records the annotation calls loadtest makes: a POST
 // /api/annotations at the start of a run, a PATCH /api/annotations/{id} at
@@ -93,7 +53,9 @@ func newFakeGrafana(t *testing.T) *fakeGrafana {
 		g.mu.Unlock()
 		w.Write([]byte(`{"message":"Annotation patched"}`)) //nolint:errcheck // test server
 	})
-	g.URL = "http://admin:e2e@" + serveLoopback(t, mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	g.URL = "http://admin:e2e@" + srv.Listener.Addr().String()
 	return g
 }
 
