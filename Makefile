@@ -117,6 +117,14 @@ bench-loadtest: ## loadtest vs wrk: requests per client CPU-second (installs wrk
 	  taskset -c 0 $(BIN)/benchwrk -loadtest $(BIN)/loadtest -cpu 1 $(BENCH_ARGS); \
 	else $(BIN)/benchwrk -loadtest $(BIN)/loadtest -cpu '' $(BENCH_ARGS); fi
 
+BENCH_ADMISSION_ARGS ?=
+.PHONY: bench-admission
+bench-admission: build ## server CPU per 429 against per GET /livez, on a saturated semaphore service (target: at most 2x)
+	$(GO) build -o $(BIN)/benchadmission ./loadtest/internal/benchadmission
+	@if command -v taskset >/dev/null && [ "$$(nproc)" -ge 2 ]; then \
+	  taskset -c 0 $(BIN)/benchadmission -bin $(BIN) -server-cpu 1 $(BENCH_ADMISSION_ARGS); \
+	else $(BIN)/benchadmission -bin $(BIN) $(BENCH_ADMISSION_ARGS); fi
+
 ## ---- lab, e2e ----
 .PHONY: lab
 lab: ## the lab: docker compose up --build, then Grafana on http://127.0.0.1:3000 (docs/lab.md)

@@ -55,6 +55,9 @@ func Start(name, bin string, args, env []string, log string) (*Process, error) {
 	return p, nil
 }
 
+// Pid is the process's id, e.g. to pin it to a CPU.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // WaitReady polls url until it answers 200 OK (see the function WaitReady),
 // and fails at once when the process exits first.
 func (p *Process) WaitReady(ctx context.Context, url string, within time.Duration) error {
