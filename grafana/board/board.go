@@ -87,7 +87,22 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		return d, err
 	}
 	layout(&d)
+	inTheBar(&d)
 	return d, nil
+}
+
+// inTheBar shows the board's links and annotation toggles in the bar above
+// the panels. The SDK gives each a placement of "inControlsMenu", which
+// Grafana (12.3 and later) renders inside the dashboard-controls dropdown
+// instead; a link or annotation without a placement sits above the panels
+// (the placement field of Grafana's dashboard schema, @grafana/schema).
+func inTheBar(d *dashboard.Dashboard) {
+	for i := range d.Links {
+		d.Links[i].Placement = nil
+	}
+	for i := range d.Annotations.List {
+		d.Annotations.List[i].Placement = nil
+	}
 }
 
 // layout numbers the panels and places them left to right, starting a new
