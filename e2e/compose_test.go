@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -225,6 +226,11 @@ func TestCompose(t *testing.T) {
 		content := project.Configs[s.Configs[0].Source].Content
 		var cfg struct {
 			Extensions struct {
+				Query struct {
+					HTTP struct {
+						Endpoint string `yaml:"endpoint"`
+					} `yaml:"http"`
+				} `yaml:"jaeger_query"`
 				Storage struct {
 					Backends map[string]struct {
 						Memory struct {
@@ -249,6 +255,28 @@ func TestCompose(t *testing.T) {
 		}
 		if _, ok := cfg.Receivers.OTLP.Protocols["http"]; !ok {
 			t.Errorf("jaeger: no OTLP/HTTP receiver (the services export http/protobuf)")
+		}
+		// The exemplar links open the Jaeger UI in the user's browser: at a
+		// port compose publishes on 127.0.0.1 for the query extension.
+		_, queryPort, err := net.SplitHostPort(cfg.Extensions.Query.HTTP.Endpoint)
+		if err != nil {
+			t.Fatalf("jaeger: jaeger_query http endpoint: %v", err)
+		}
+		for _, tmpl := range exemplarURLTemplates(t) {
+			u, err := url.Parse(strings.ReplaceAll(tmpl, traceIDVar, "0af7651916cd43dd8448eb211c80319c"))
+			if err != nil {
+				t.Errorf("exemplar link %q: %v", tmpl, err)
+				continue
+			}
+			published := false
+			for _, p := range s.Ports {
+				if p.HostIP == u.Hostname() && p.Published == u.Port() && strconv.Itoa(int(p.Target)) == queryPort {
+					published = true
+				}
+			}
+			if !published {
+				t.Errorf("exemplar link %q: %s is not the Jaeger UI that compose publishes (query port %s)", tmpl, u.Host, queryPort)
+			}
 		}
 	})
 }
