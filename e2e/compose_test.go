@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -209,12 +210,18 @@ func TestCompose(t *testing.T) {
 				t.Errorf("datasource %s: %s is no compose service", uid, u)
 			}
 		}
-		home := env(s, "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH")
-		rel, err := filepath.Rel(dashboards, home)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			t.Errorf("grafana: home dashboard %s is not under %s", home, dashboards)
-		} else if _, err := os.Stat(filepath.Join(root, "grafana", "dashboards", rel)); err != nil {
-			t.Errorf("grafana: home dashboard: %v", err)
+		// The home page is the provisioned board itself: a home dashboard
+		// read from a file path would be a second copy of it, with its own
+		// edits and annotations.
+		if p := env(s, "GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"); p != "" {
+			t.Errorf("grafana: GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH=%s makes \"/\" a copy of the board; set GF_USERS_HOME_PAGE=/d/<uid>", p)
+		}
+		uids := map[string]bool{}
+		for _, b := range loadBoards(t) {
+			uids["/d/"+b.UID] = true
+		}
+		if home := env(s, "GF_USERS_HOME_PAGE"); !uids[home] {
+			t.Errorf("grafana: GF_USERS_HOME_PAGE=%q, want /d/<uid> of a provisioned board (%v)", home, slices.Sorted(maps.Keys(uids)))
 		}
 	})
 

@@ -10,11 +10,11 @@
 // of each row live in a file named for the row (pool.go: "Postgres pool").
 package board
 
-// The v1 dashboard schema is what Grafana 12 provisions from files without
-// feature toggles; the SDK already marks it deprecated in favour of the v2
-// (dynamic dashboards) schema, which still needs them.
+// The v1 dashboard schema (JSON with a schemaVersion) is what Grafana 12 and
+// 13 provision from files and migrate on load; the SDK already marks it
+// deprecated in favour of the v2 (dynamic dashboards) schema.
 //
-//lint:file-ignore SA1019 v1 dashboard JSON is the stable file-provisioning format of the pinned Grafana 12
+//lint:file-ignore SA1019 v1 dashboard JSON is the stable file-provisioning format of the pinned Grafana
 
 import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
