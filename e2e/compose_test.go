@@ -52,7 +52,7 @@ func loadCompose(t *testing.T) *types.Project {
 func TestCompose(t *testing.T) {
 	project := loadCompose(t)
 
-	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest"}, modelServices...)
+	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest", "background"}, modelServices...)
 	for _, name := range want {
 		if _, ok := project.Services[name]; !ok {
 			t.Errorf("service %q missing", name)
@@ -159,6 +159,51 @@ func TestCompose(t *testing.T) {
 		}
 		if !strings.Contains(env(s, "GRAFANA_URL"), "grafana:3000") {
 			t.Errorf("loadtest: GRAFANA_URL=%q, want the grafana service (annotations)", env(s, "GRAFANA_URL"))
+		}
+	})
+
+	t.Run("background", func(t *testing.T) {
+		s := project.Services["background"]
+		if len(s.Profiles) > 0 {
+			t.Errorf("background: profiles %v; it must start with `docker compose up`", s.Profiles)
+		}
+		if s.Restart != types.RestartPolicyOnFailure {
+			t.Errorf("background: restart %q, want on-failure: with BACKGROUND_RATE=0 it exits 0 and must stay off", s.Restart)
+		}
+		cmd := strings.Join(s.Command, " ")
+		rate := regexp.MustCompile(`-rate=(\S+)`).FindStringSubmatch(cmd)
+		if rate == nil || rate[1] == "0" {
+			t.Errorf("background: command %q: want -rate=${BACKGROUND_RATE:-<a few>}, on by default", cmd)
+		}
+		listen := regexp.MustCompile(`-listen=\S*:(\d+)`).FindStringSubmatch(cmd)
+		if listen == nil {
+			t.Fatalf("background: command %q: no -listen for Prometheus", cmd)
+		}
+		// Prometheus scrapes it with honor_labels, so that its series keep
+		// the job of the service they counted.
+		var cfg struct {
+			ScrapeConfigs []struct {
+				JobName       string `yaml:"job_name"`
+				HonorLabels   bool   `yaml:"honor_labels"`
+				StaticConfigs []struct {
+					Targets []string `yaml:"targets"`
+				} `yaml:"static_configs"`
+			} `yaml:"scrape_configs"`
+		}
+		decodeFile(t, filepath.Join(root, "prometheus", "prometheus.yml"), yamlUnmarshal, &cfg)
+		scraped := false
+		for _, j := range cfg.ScrapeConfigs {
+			for _, sc := range j.StaticConfigs {
+				if slices.Contains(sc.Targets, "background:"+listen[1]) {
+					scraped = true
+					if !j.HonorLabels {
+						t.Errorf("prometheus.yml: job %s scrapes the background without honor_labels: its series would all be job=%q", j.JobName, j.JobName)
+					}
+				}
+			}
+		}
+		if !scraped {
+			t.Errorf("prometheus.yml: no job scrapes background:%s", listen[1])
 		}
 	})
 
