@@ -103,7 +103,7 @@ func (run *labRun) backgroundAlone(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d panels have data after %s of background load alone ($__rate_interval %s)", panels, backgroundAlone, rateInterval)
+	t.Logf("%d panels read after %s of background load alone ($__rate_interval %s)", panels, backgroundAlone, rateInterval)
 }
 
 // panelHasData reports why panel p would say "No data" for $service=svc: no
