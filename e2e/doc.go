@@ -16,8 +16,9 @@
 // rather than skips.
 //
 // The files:
-//   - compose_test.go: TestCompose; releases_test.go: the Prometheus release
-//     that compose.yaml pins and the one under test.
+//   - compose_test.go: TestCompose, with the checks of every service in
+//     compose_checks_test.go; releases_test.go: the Prometheus release that
+//     compose.yaml pins and the one under test.
 //   - board_test.go: the dashboards' JSON and TestBoard; contract_test.go:
 //     TestMetricsContractCovered; provisioning_test.go: Grafana's
 //     provisioned datasources (and how Grafana reads a provisioning value)

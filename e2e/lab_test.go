@@ -59,8 +59,7 @@ type labRun struct {
 	jaeger   *labJaeger // nil unless JAEGER is set
 	grafana  *fakeGrafana
 
-	bins    string // the binaries built for the run
-	project *types.Project
+	bins string // the binaries built for the run
 
 	loadStart, loadEnd time.Time
 	now                time.Time // when the checks query Prometheus
@@ -116,7 +115,7 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 	checkPrometheusRelease(t, promBin, project.Services["prometheus"].Image)
 	dbURL := pgtest.New(t)
 	bins := goBuild(t, ctx, "./services/unbounded", "./services/semaphore", "./services/pipeline", "./loadtest")
-	run := &labRun{ctx: ctx, bins: bins, project: project, boards: loadBoards(t), otlp: otlptest.NewReceiver(t), grafana: newFakeGrafana(t)}
+	run := &labRun{ctx: ctx, bins: bins, boards: loadBoards(t), otlp: otlptest.NewReceiver(t), grafana: newFakeGrafana(t)}
 	run.targets = boardTargets(run.boards)
 	// With JAEGER set (make e2e-jaeger), spans also go to a real Jaeger
 	// running the compose config, and exemplar links are followed into it.
