@@ -34,8 +34,14 @@ type board struct {
 			Name       string        `json:"name"`
 			Datasource datasourceRef `json:"datasource"`
 			Expr       string        `json:"expr"`
+			Placement  *string       `json:"placement"`
 		} `json:"list"`
 	} `json:"annotations"`
+	Links []struct {
+		Title     string  `json:"title"`
+		URL       string  `json:"url"`
+		Placement *string `json:"placement"`
+	} `json:"links"`
 }
 
 type panel struct {
@@ -139,6 +145,23 @@ func TestBoard(t *testing.T) {
 	}
 	if !loadRuns {
 		t.Error("no annotation query for load runs")
+	}
+
+	// Controls where users look: a link or an annotation toggle with a
+	// placement ("inControlsMenu", the SDK's default) is rendered inside the
+	// dashboard-controls dropdown; without one it sits above the panels.
+	for _, a := range b.Annotations.List {
+		if a.Placement != nil {
+			t.Errorf("annotation %q: placement %q hides its toggle in the controls menu; leave placement out", a.Name, *a.Placement)
+		}
+	}
+	if len(b.Links) == 0 {
+		t.Error("no dashboard links (Jaeger, Prometheus alerts)")
+	}
+	for _, l := range b.Links {
+		if l.Placement != nil {
+			t.Errorf("link %q: placement %q hides it in the controls menu; leave placement out", l.Title, *l.Placement)
+		}
 	}
 
 	provisioned := provisionedDatasources(t)

@@ -8,22 +8,28 @@
 // contract in docs/metrics.md.
 //
 // TestLab is the end-to-end run (`make e2e`, ORDERLAB_E2E=1): the machine's
-// Postgres, the three services built from source, a real Prometheus with the
-// lab's own config and rules, overload against every service, then every
-// PromQL expression of every panel, the starvation signal, the alerts and the
-// traces. Asked to run but unable to (no Prometheus, no Postgres), it fails
+// Postgres, the three services built from source, the background load as
+// compose runs it, a real Prometheus with the lab's own config and rules;
+// every panel's data with the background load alone; then overload against
+// every service, every PromQL expression of every panel, the starvation
+// signal, the alerts and the traces. Asked to run but unable to (no Prometheus, no Postgres), it fails
 // rather than skips.
 //
 // The files:
-//   - compose_test.go: TestCompose; releases_test.go: the Prometheus release
-//     that compose.yaml pins and the one under test.
+//   - compose_test.go: TestCompose, with the checks of every service in
+//     compose_checks_test.go; releases_test.go: the Prometheus release that
+//     compose.yaml pins and the one under test.
 //   - board_test.go: the dashboards' JSON and TestBoard; contract_test.go:
 //     TestMetricsContractCovered; provisioning_test.go: Grafana's
-//     provisioned datasources and dashboard provider.
+//     provisioned datasources (and how Grafana reads a provisioning value)
+//     and dashboard provider.
 //   - lab_test.go: TestLab's setup and its order of checks, one file per
-//     concern: lab_panels_test.go (the board's panel and annotation queries),
+//     concern: lab_background_test.go (the background load, and the board
+//     with it alone), lab_panels_test.go (the board's panel and annotation
+//     queries),
 //     lab_rules_test.go (recording rules, the starvation signal, alerts),
-//     lab_traces_test.go (spans and exemplar links into Jaeger).
+//     lab_traces_test.go (spans, and the provisioned exemplar link into
+//     Jaeger).
 //   - What TestLab runs: the services through loadtest/lab, as a scenario
 //     does; prometheus_test.go (its config and a client of its API);
 //     jaeger_test.go (JAEGER set); overload_test.go (the loadtest binary);

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -73,20 +75,26 @@ func startJaeger(t *testing.T, ctx context.Context, project *types.Project, bin 
 	return &labJaeger{otlpHTTP: "http://" + otlpHTTP, query: "http://" + query}
 }
 
-// trace fetches one trace the way Grafana's Jaeger datasource does
-// (GET /api/traces/{id}) and returns its span names.
-func (j *labJaeger) trace(ctx context.Context, id string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.query+"/api/traces/"+id, nil)
+// openTraceLink follows an exemplar link to the Jaeger UI as a browser
+// would, on this Jaeger instead of the port compose publishes: the link must
+// be the UI's page of trace id, and the page must answer. It then fetches
+// the trace the way that page does (GET /api/traces/{id}, also what
+// Grafana's Jaeger datasource asks for) and returns its span names.
+func (j *labJaeger) openTraceLink(ctx context.Context, link, id string) ([]string, error) {
+	u, err := url.Parse(link)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if u.Path != "/trace/"+id {
+		return nil, fmt.Errorf("path %q: not the Jaeger UI's page of trace %s", u.Path, id)
+	}
+	local, err := url.Parse(j.query)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /api/traces/%s: %s", id, resp.Status)
+	u.Scheme, u.Host = local.Scheme, local.Host
+	if err := j.get(ctx, u.String(), nil); err != nil {
+		return nil, err
 	}
 	var body struct {
 		Data []struct {
@@ -95,7 +103,7 @@ func (j *labJaeger) trace(ctx context.Context, id string) ([]string, error) {
 			} `json:"spans"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	if err := j.get(ctx, j.query+"/api/traces/"+id, &body); err != nil {
 		return nil, err
 	}
 	var names []string
@@ -105,6 +113,28 @@ func (j *labJaeger) trace(ctx context.Context, id string) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// get fetches rawURL, fails on any status but 200, and decodes a JSON body
+// into out (nil: the body is read and dropped).
+func (j *labJaeger) get(ctx context.Context, rawURL string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", rawURL, resp.Status)
+	}
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // forward sends an OTLP/HTTP request body on to Jaeger.

@@ -147,10 +147,15 @@ func serviceValues(tg boardTarget) []string {
 // interval is wider than Grafana's (4 scrapes) so that the whole load run
 // stays in the window.
 func substitute(expr, service string) string {
+	return substituteRate(expr, service, "1m")
+}
+
+// substituteRate is substitute with $__rate_interval set to rateInterval.
+func substituteRate(expr, service, rateInterval string) string {
 	return strings.NewReplacer(
 		"$service", service,
 		"${service}", service,
-		"$__rate_interval", "1m",
+		"$__rate_interval", rateInterval,
 		"$__interval", "15s",
 		"$__range", "5m",
 	).Replace(expr)

@@ -59,6 +59,8 @@ type labRun struct {
 	jaeger   *labJaeger // nil unless JAEGER is set
 	grafana  *fakeGrafana
 
+	bins string // the binaries built for the run
+
 	loadStart, loadEnd time.Time
 	now                time.Time // when the checks query Prometheus
 
@@ -78,6 +80,11 @@ func TestLab(t *testing.T) {
 	defer cancel()
 	run := startLab(t, ctx)
 
+	// What a user sees after `docker compose up`: the background load
+	// alone, then the board.
+	t.Run("background load alone: every panel has data", run.backgroundAlone)
+	run.overload(t)
+
 	t.Run("service variable", run.serviceVariable)
 	t.Run("every panel query returns series", run.panelQueries)
 	t.Run("annotation queries", run.annotationQueries)
@@ -91,10 +98,9 @@ func TestLab(t *testing.T) {
 	t.Run("load-run annotations", run.loadRunAnnotations)
 }
 
-// startLab starts the lab (services, Prometheus, a trace receiver, a fake
-// Grafana, with JAEGER a real Jaeger), runs the overload against it and
-// returns once Prometheus has seen the load's end. Everything stops when
-// the test ends.
+// startLab starts the lab: the services, the background load the way
+// compose runs it, Prometheus, a trace receiver, a fake Grafana, and with
+// JAEGER a real Jaeger. Everything stops when the test ends.
 func startLab(t *testing.T, ctx context.Context) *labRun {
 	// 1. Prerequisites. Asked to run, the test fails on anything missing.
 	promBin := os.Getenv("PROMETHEUS")
@@ -109,7 +115,7 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 	checkPrometheusRelease(t, promBin, project.Services["prometheus"].Image)
 	dbURL := pgtest.New(t)
 	bins := goBuild(t, ctx, "./services/unbounded", "./services/semaphore", "./services/pipeline", "./loadtest")
-	run := &labRun{ctx: ctx, boards: loadBoards(t), otlp: otlptest.NewReceiver(t), grafana: newFakeGrafana(t)}
+	run := &labRun{ctx: ctx, bins: bins, boards: loadBoards(t), otlp: otlptest.NewReceiver(t), grafana: newFakeGrafana(t)}
 	run.targets = boardTargets(run.boards)
 	// With JAEGER set (make e2e-jaeger), spans also go to a real Jaeger
 	// running the compose config, and exemplar links are followed into it.
@@ -131,16 +137,24 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 		scrape[name] = u.Host
 	}
 
-	// 3. Prometheus with prometheus/prometheus.yml and its rules, only the
+	// 3. The background load, as compose.yaml runs it.
+	scrape["background"] = startBackground(t, project, bins, run.services)
+
+	// 4. Prometheus with prometheus/prometheus.yml and its rules, only the
 	// targets pointed at the local processes.
 	run.api = startPrometheus(t, ctx, project, promBin, scrape)
+	return run
+}
 
-	// 4. The same overload against every service at once.
+// overload runs the same overload against every service at once, the
+// background load still running as it does in the lab, and returns once
+// Prometheus has seen the load's end.
+func (run *labRun) overload(t *testing.T) {
 	run.loadStart = time.Now()
 	var wg sync.WaitGroup
 	for _, name := range modelServices {
 		wg.Go(func() {
-			runLoad(ctx, t, filepath.Join(bins, "loadtest"), run.services[name], labLoad, run.grafana.URL)
+			runLoad(run.ctx, t, filepath.Join(run.bins, "loadtest"), run.services[name], labLoad, run.grafana.URL)
 		})
 	}
 	wg.Wait()
@@ -152,7 +166,6 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 	// and the recording rules include its end.
 	time.Sleep(9 * time.Second)
 	run.now = time.Now()
-	return run
 }
 
 // startService starts one model from bins with labCommon and its labKnobs,

@@ -51,9 +51,11 @@ func (run *labRun) traces(t *testing.T) {
 	}
 }
 
-// exemplarLinksResolveInJaeger (JAEGER set): the trace ids of the
-// acquire-wait exemplars open their trace in a real Jaeger, as Grafana's
-// exemplar links do.
+// exemplarLinksResolveInJaeger (JAEGER set): the exemplar link Grafana is
+// provisioned with, filled with real exemplar trace ids from Prometheus,
+// opens each trace in a real Jaeger: the link's page answers, and the trace
+// it shows is there (with its pool.acquire span for the acquire-wait
+// exemplars).
 func (run *labRun) exemplarLinksResolveInJaeger(t *testing.T) {
 	if run.jaeger == nil {
 		t.Skip("JAEGER not set: make e2e-jaeger runs a real Jaeger with the compose config")
@@ -61,35 +63,60 @@ func (run *labRun) exemplarLinksResolveInJaeger(t *testing.T) {
 	if err := run.otlp.ForwardErr(); err != nil {
 		t.Fatalf("forwarding spans to Jaeger: %v", err)
 	}
-	// The exemplars Grafana shows on the acquire-wait panel for unbounded.
-	expr := `histogram_quantile(0.99, sum by (job) (rate(orderlab_db_pool_acquire_wait_seconds{job="unbounded"}[1m])))`
-	series, err := run.api.exemplars(run.ctx, expr, run.loadStart, run.now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, s := range series {
-		for _, e := range s.Exemplars {
-			ids = append(ids, e.Labels["trace_id"])
-		}
-	}
-	if len(ids) == 0 {
-		t.Fatal("no exemplars on the acquire-wait query")
-	}
-	resolved := 0
-	var lastErr error
-	for _, id := range ids[:min(len(ids), 10)] {
-		names, err := run.jaeger.trace(run.ctx, id)
-		if err != nil {
-			lastErr = err
+	templates := exemplarURLTemplates(t)
+	opened := 0
+	for _, tg := range run.targets {
+		if !tg.Exemplar {
 			continue
 		}
-		if slices.Contains(names, "pool.acquire") {
-			resolved++
+		ids, err := run.exemplarTraceIDs(tg, 5)
+		if err != nil {
+			t.Errorf("%q %s: %v", tg.Panel, tg.RefID, err)
+			continue
+		}
+		if len(ids) == 0 {
+			t.Errorf("%q %s: no exemplar trace ids", tg.Panel, tg.RefID)
+		}
+		for _, id := range ids {
+			for _, tmpl := range templates {
+				link := strings.ReplaceAll(tmpl, traceIDVar, id)
+				names, err := run.jaeger.openTraceLink(run.ctx, link, id)
+				switch {
+				case err != nil:
+					t.Errorf("%q: exemplar link %s: %v", tg.Panel, link, err)
+				case len(names) == 0:
+					t.Errorf("%q: exemplar link %s: Jaeger has no spans of trace %s", tg.Panel, link, id)
+				case strings.Contains(tg.Expr, "orderlab_db_pool_acquire_wait_seconds") && !slices.Contains(names, "pool.acquire"):
+					t.Errorf("%q: exemplar link %s: trace without its pool.acquire span (spans %v)", tg.Panel, link, names)
+				default:
+					opened++
+				}
+			}
 		}
 	}
-	if resolved == 0 {
-		t.Fatalf("none of %d exemplar trace IDs opens a trace with a pool.acquire span in Jaeger (last error %v)", min(len(ids), 10), lastErr)
+	t.Logf("%d exemplar links (%s) opened their trace in Jaeger", opened, strings.Join(templates, ", "))
+}
+
+// exemplarTraceIDs returns up to n distinct trace ids of the exemplars
+// Grafana shows for tg over the load run, for each $service it is drawn for.
+func (run *labRun) exemplarTraceIDs(tg boardTarget, n int) ([]string, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, svc := range serviceValues(tg) {
+		series, err := run.api.exemplars(run.ctx, substitute(tg.Expr, svc), run.loadStart, run.now)
+		if err != nil {
+			return nil, err
+		}
+		found := 0
+		for _, s := range series {
+			for _, e := range s.Exemplars {
+				if id := e.Labels["trace_id"]; id != "" && !seen[id] && found < n {
+					seen[id] = true
+					ids = append(ids, id)
+					found++
+				}
+			}
+		}
 	}
-	t.Logf("%d of %d exemplar trace IDs open in Jaeger with their pool.acquire span", resolved, min(len(ids), 10))
+	return ids, nil
 }

@@ -128,3 +128,26 @@ func TestRunMarksEachRunOnGrafana(t *testing.T) {
 		t.Errorf("tags %v, want %q, the mode and the target", tags, annotate.Tag)
 	}
 }
+
+// TestRefusedGrafanaLoginIsSaidOnce: with a GRAFANA_URL whose password
+// Grafana refuses, a compare of two targets still runs both, and stderr says
+// once, not per run, that the runs are not marked and why.
+func TestRefusedGrafanaLoginIsSaidOnce(t *testing.T) {
+	a, b := newService(t, false), newService(t, false)
+	grafana := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"message":"Invalid username or password"}`, http.StatusUnauthorized)
+	}))
+	defer grafana.Close()
+	env := map[string]string{"GRAFANA_URL": strings.Replace(grafana.URL, "http://", "http://admin:old@", 1)}
+	code, _, stderr := runCLIEnv(t, env, "compare", "-mode", "closed", "-c", "1", "-n", "5", "-pause", "0s",
+		"-path", "/work/db?delay=1ms", "a="+a.api.URL, "b="+b.api.URL)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stderr, "refused the login"); n != 1 {
+		t.Errorf("stderr says %d times that Grafana refused the login, want once:\n%s", n, stderr)
+	}
+	if !strings.Contains(stderr, "GRAFANA_ADMIN_PASSWORD") {
+		t.Errorf("stderr does not say what to fix:\n%s", stderr)
+	}
+}

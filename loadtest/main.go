@@ -2,11 +2,13 @@
 // reproduces the experiments of README.md (The pitfalls) against the three
 // services (burst, closed loop, coordinated-omission-correct open loop, a
 // comparison of several targets, and the scenario catalog), and reports
-// client- and server-side figures. See loadtest/README.md.
+// client- and server-side figures. It also runs the lab's background load
+// (background). See loadtest/README.md.
 //
 // Each subcommand is parsed whole (flags, arguments and environment) into a
 // plan of plain values first, then the plan runs: loadcmd.go for burst,
-// closed, open and compare, scenariocmd.go for scenario.
+// closed, open and compare, scenariocmd.go for scenario, backgroundcmd.go
+// for background.
 package main
 
 import (
@@ -39,6 +41,7 @@ modes:
                                    the same load against several targets, one table
   scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
                                    with JSON, Markdown and HTML results
+  background -rate 4 name=URL...   the lab's gentle, endless background mix, until stopped
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
 missed, 2 usage error.
@@ -63,6 +66,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return p.execute(ctx, stdout, stderr)
 	case "scenario":
 		p, err := parseScenarioCmd(rest, getenv, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "background":
+		p, err := parseBackground(rest, stderr)
 		if err != nil {
 			return parseFailed(mode, err, stderr)
 		}

@@ -21,8 +21,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // service is a stand-in for one of the three services: POST /orders
-// answers 201 (or 429 for every tenth order when reject is set), GET
-// /work/db 200, and its metrics endpoint counts goroutines and rejections.
+// answers 201 with the order's id (or 429 for every tenth order when reject
+// is set), GET /work/db?delay=1ms 200, and its metrics endpoint counts
+// goroutines and rejections.
 type service struct {
 	api, admin *httptest.Server
 	orders     atomic.Int64
@@ -42,6 +43,7 @@ func newService(t *testing.T, reject bool) *service {
 				return
 			}
 			w.WriteHeader(http.StatusCreated)
+			fmt.Fprintf(w, `{"id":%d}`, s.orders.Load())
 		case r.URL.Path == "/work/db" && r.URL.Query().Get("delay") == "1ms":
 			_, _ = w.Write([]byte(`{"ok":true}`))
 		default:

@@ -10,11 +10,11 @@
 // of each row live in a file named for the row (pool.go: "Postgres pool").
 package board
 
-// The v1 dashboard schema is what Grafana 12 provisions from files without
-// feature toggles; the SDK already marks it deprecated in favour of the v2
-// (dynamic dashboards) schema, which still needs them.
+// The v1 dashboard schema (JSON with a schemaVersion) is what Grafana 12 and
+// 13 provision from files and migrate on load; the SDK already marks it
+// deprecated in favour of the v2 (dynamic dashboards) schema.
 //
-//lint:file-ignore SA1019 v1 dashboard JSON is the stable file-provisioning format of the pinned Grafana 12
+//lint:file-ignore SA1019 v1 dashboard JSON is the stable file-provisioning format of the pinned Grafana
 
 import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
@@ -87,7 +87,22 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		return d, err
 	}
 	layout(&d)
+	inTheBar(&d)
 	return d, nil
+}
+
+// inTheBar shows the board's links and annotation toggles in the bar above
+// the panels. The SDK gives each a placement of "inControlsMenu", which
+// Grafana (12.3 and later) renders inside the dashboard-controls dropdown
+// instead; a link or annotation without a placement sits above the panels
+// (the placement field of Grafana's dashboard schema, @grafana/schema).
+func inTheBar(d *dashboard.Dashboard) {
+	for i := range d.Links {
+		d.Links[i].Placement = nil
+	}
+	for i := range d.Annotations.List {
+		d.Annotations.List[i].Placement = nil
+	}
 }
 
 // layout numbers the panels and places them left to right, starting a new

@@ -10,10 +10,11 @@ import (
 func trafficPanels() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{
 		series("Throughput", units.RequestsPerSecond, 9,
-			"Requests answered per second (any status, health checks excluded), and orders committed per second. The gap between them is rejections and failures.",
+			"Requests answered per second (any status, health checks excluded), and orders committed per second (dashed). The gap between them is rejections and failures. Dotted: the lab's background load, as counted by the background itself (orderlab_background_requests_total, a few requests per second, off with BACKGROUND_RATE=0): everything above it is your load.",
 			query(sumBy("job", rate(sel("orderlab_http_request_duration_seconds_count", apiRoutes))), "{{job}} requests/s"),
 			query(sumBy("job", rate(sel("orderlab_orders_created_total"))), "{{job}} orders/s"),
-		).OverrideByRegexp(".* orders/s", dashed()),
+			query(sumBy("job", rate(sel("orderlab_background_requests_total"))), "{{job}} background requests/s"),
+		).OverrideByRegexp(".* orders/s", dashed()).OverrideByRegexp(".* background requests/s", dotted()),
 
 		series("Responses by status (errors and rejections)", units.RequestsPerSecond, 9,
 			"429: admission control said no (semaphore: no permit within LIMIT_WAIT; pipeline: intake queue full). 5xx: the request failed, typically its deadline (REQUEST_TIMEOUT) expired while it waited for a pool connection.",

@@ -1,17 +1,24 @@
 // Package annotate marks load runs on the Grafana board through Grafana's
 // HTTP annotations API: a region from the start of a run to its end, tagged
 // "loadtest", which the board's "Load runs" annotation query shows.
+//
+// When Grafana refuses the login (the lab's admin password changed after
+// Grafana was first started, docs/lab.md), the first call returns an error
+// that says so and how to fix it, and the client stops trying: one clear
+// message, not one per run.
 package annotate
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,11 +26,16 @@ import (
 // (grafana/board) selects it. It is the tag's one definition.
 const Tag = "loadtest"
 
-// Client posts annotations to one Grafana.
+// ErrRefused is the error of a call Grafana answered 401 or 403: the login
+// in GRAFANA_URL is wrong, or may not write annotations.
+var ErrRefused = errors.New("grafana refused the login of GRAFANA_URL")
+
+// Client posts annotations to one Grafana. It is safe for concurrent use.
 type Client struct {
 	base       *url.URL
 	user, pass string
 	http       *http.Client
+	refused    atomic.Bool // Grafana refused the login once: do not ask again
 }
 
 // New reads Grafana's URL (GRAFANA_URL), with optional basic-auth
@@ -53,8 +65,9 @@ type Run struct {
 }
 
 // Start marks the beginning of a run with text and tags (Tag is added).
+// After Grafana has refused the login once, it does nothing.
 func (c *Client) Start(ctx context.Context, text string, tags ...string) (Run, error) {
-	if c == nil {
+	if c == nil || c.refused.Load() {
 		return Run{}, nil
 	}
 	now := time.Now()
@@ -98,6 +111,15 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		if c.refused.Swap(true) {
+			return nil // said once already
+		}
+		return fmt.Errorf("%w (user %q at %s: %s). Load runs are not marked on the board. "+
+			"Grafana keeps the admin password it was first started with: if GRAFANA_ADMIN_PASSWORD "+
+			"changed since, set Grafana's to it (docs/lab.md, \"The Grafana admin password\")",
+			ErrRefused, c.user, c.base, resp.Status)
+	}
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("grafana annotation: %s %s: %s %s", method, path, resp.Status, bytes.TrimSpace(msg))
 	}

@@ -3,10 +3,12 @@ package annotate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -83,5 +85,45 @@ func TestErrorsAndNoURL(t *testing.T) {
 	c, _ := New(srv.URL)
 	if _, err := c.Start(context.Background(), "x"); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("Start against a 401 = %v", err)
+	}
+}
+
+// TestRefusedLoginIsReportedOnce: a Grafana that refuses the login (its
+// admin password is not the one in GRAFANA_URL) gets one clear error that
+// names the fix, and no further requests.
+func TestRefusedLoginIsReportedOnce(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		http.Error(w, `{"message":"Invalid username or password"}`, http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	c, err := New(strings.Replace(srv.URL, "http://", "http://admin:stale@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Start(context.Background(), "run 1")
+	if !errors.Is(err, ErrRefused) {
+		t.Fatalf("Start against a 401 = %v, want ErrRefused", err)
+	}
+	for _, want := range []string{"401", `user "admin"`, "GRAFANA_ADMIN_PASSWORD", "docs/lab.md"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %s", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "stale") {
+		t.Errorf("error %q shows the password", err)
+	}
+	for i := range 3 {
+		run, err := c.Start(context.Background(), "run")
+		if err != nil {
+			t.Errorf("Start %d after the refusal = %v, want nothing more said", i+2, err)
+		}
+		if err := c.End(context.Background(), run); err != nil {
+			t.Errorf("End after the refusal = %v", err)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("Grafana got %d requests, want 1: after a refusal the client stops asking", n)
 	}
 }

@@ -1,0 +1,292 @@
+package background
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeService answers like one of the services: POST /orders stores an
+// order (201, id 42; 503 for the first refuse orders), GET /orders/42,
+// /work/db and /work/api 200, /work/cpu 429. It counts what it answered by
+// route, and once it has answered limit requests (0: no limit) it holds
+// every further one unanswered until the test ends, so that a test can stop
+// the load with nothing left in flight.
+type fakeService struct {
+	*httptest.Server
+	mu      sync.Mutex
+	byRoute map[string]int
+	agents  map[string]int
+	keys    map[string]bool
+	refuse  int
+	limit   int
+	held    chan struct{}
+}
+
+func newFakeService(t *testing.T, refuse, limit int) *fakeService {
+	t.Helper()
+	s := &fakeService{byRoute: map[string]int{}, agents: map[string]int{}, keys: map[string]bool{},
+		refuse: refuse, limit: limit, held: make(chan struct{})}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		route := r.URL.Path
+		if strings.HasPrefix(route, "/orders/") {
+			route = "/orders/:id"
+		}
+		s.mu.Lock()
+		if s.limit > 0 && s.answered() >= s.limit {
+			s.mu.Unlock()
+			<-s.held
+			return
+		}
+		defer s.mu.Unlock()
+		s.agents[r.UserAgent()]++
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/orders":
+			if s.refuse > 0 {
+				s.refuse--
+				http.Error(w, "starting", http.StatusServiceUnavailable)
+				return
+			}
+			if !bytes.Contains(body, []byte(`"customer_id"`)) || r.Header.Get("Content-Type") != "application/json" {
+				http.Error(w, "bad order", http.StatusBadRequest)
+				route = "bad order"
+				break
+			}
+			if k := r.Header.Get("Idempotency-Key"); k != "" {
+				if s.keys[k] {
+					http.Error(w, "key reused", http.StatusUnprocessableEntity)
+					route = "key reused"
+					break
+				}
+				s.keys[k] = true
+			}
+			w.WriteHeader(http.StatusCreated)
+			_, _ = w.Write([]byte(`{"id":42,"customer_id":"c-1"}`))
+		case r.Method == http.MethodGet && r.URL.Path == "/orders/42",
+			r.Method == http.MethodGet && (r.URL.Path == "/work/db" || r.URL.Path == "/work/api"):
+			_, _ = w.Write([]byte(`{}`))
+		case r.Method == http.MethodGet && r.URL.Path == "/work/cpu":
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			http.NotFound(w, r)
+			route = "not found: " + r.Method + " " + r.URL.Path
+		}
+		s.byRoute[route]++
+	}))
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(s.held) }) // runs first: Close waits for the held requests
+	return s
+}
+
+// answered is the number of requests answered but the refused orders.
+// Call it with s.mu held.
+func (s *fakeService) answered() int {
+	n := 0
+	for _, v := range s.byRoute {
+		n += v
+	}
+	return n
+}
+
+func (s *fakeService) seen() (map[string]int, map[string]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.byRoute), maps.Clone(s.agents)
+}
+
+// runUntilHeld runs cfg until the service has answered its limit of
+// requests and the load has counted every answer (total returns the count
+// so far; nil: do not wait for it), then stops it and waits for Run.
+func runUntilHeld(t *testing.T, cfg Config, s *fakeService, total func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	deadline := time.After(time.Minute)
+	for {
+		s.mu.Lock()
+		answered := s.answered()
+		s.mu.Unlock()
+		if answered >= s.limit && (total == nil || total() == answered-1) { // the order created at the start is not counted
+			return
+		}
+		select {
+		case <-deadline:
+			routes, _ := s.seen()
+			t.Fatalf("in a minute the service answered %d of its %d requests: %v", answered, s.limit, routes)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func TestCycleGivesEachEndpointItsWeightSpreadOut(t *testing.T) {
+	order := cycle(Mix)
+	count := make([]int, len(Mix))
+	for i, e := range order {
+		count[e]++
+		if i > 0 && order[i-1] == e {
+			t.Errorf("cycle %v: %s twice in a row", order, Mix[e].Route)
+		}
+	}
+	for i, e := range Mix {
+		if count[i] != e.Weight {
+			t.Errorf("%s appears %d times in the cycle %v, want its weight %d", e.Route, count[i], order, e.Weight)
+		}
+	}
+}
+
+// TestRunSendsTheMixAndCountsIt: the service gets the mix in its weights,
+// every request marked with the background's User-Agent, orders with
+// their own Idempotency-Key, reads of the order created at the start; and
+// the counts on /metrics agree with what the service answered.
+func TestRunSendsTheMixAndCountsIt(t *testing.T) {
+	s := newFakeService(t, 0, 161)
+	reg := prometheus.NewRegistry()
+	cfg := Config{Targets: []Target{{Name: "svc", URL: s.URL}}, Rate: 400, Conns: 4, Metrics: reg}
+	runUntilHeld(t, cfg, s, func() int { return int(total(t, reg)) })
+
+	routes, agents := s.seen()
+	routes["/orders"]-- // the order created at the start
+	for _, e := range Mix {
+		// 160 requests are 20 turns of the cycle; the ones still in flight
+		// when the service stopped answering (at most Conns) took their
+		// turn without being answered.
+		want := 160 * e.Weight / 8
+		if got := routes[e.Route]; got < want-cfg.Conns || got > want+cfg.Conns {
+			t.Errorf("%s: %d of 160 requests, want %d±%d (weight %d of 8)", e.Route, got, want, cfg.Conns, e.Weight)
+		}
+	}
+	if len(agents) != 1 || agents[UserAgent] == 0 {
+		t.Errorf("User-Agents %v, want only %q", agents, UserAgent)
+	}
+
+	// Every answer is counted under its route and outcome: 200s ok, the
+	// 429s of /work/cpu rejected.
+	for _, e := range Mix {
+		outcome := outcomeOK
+		if e.Route == "/work/cpu" {
+			outcome = outcomeRejected
+		}
+		if got, served := counted(t, reg, "svc", e.Route, outcome), routes[e.Route]; got != float64(served) {
+			t.Errorf("%s %s: counted %v, the service answered %d", e.Route, outcome, got, served)
+		}
+	}
+}
+
+// TestEachWindowIsSummarised: a line per target and window, windows
+// following each other on schedule.
+func TestEachWindowIsSummarised(t *testing.T) {
+	s := newFakeService(t, 0, 201)
+	var log bytes.Buffer
+	cfg := Config{Targets: []Target{{Name: "svc", URL: s.URL}}, Rate: 400, Window: 50 * time.Millisecond, Log: &syncWriter{w: &log}}
+	runUntilHeld(t, cfg, s, nil)
+	if n := strings.Count(log.String(), "background: svc: "); n < 2 {
+		t.Errorf("%d window summaries for about ten windows of the load:\n%s", n, log.String())
+	}
+}
+
+// total is the sum of orderlab_background_requests_total in reg.
+func total(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			n += m.GetCounter().GetValue()
+		}
+	}
+	return n
+}
+
+// counted reads orderlab_background_requests_total{job, route, outcome}
+// from reg.
+func counted(t *testing.T, reg *prometheus.Registry, job, route, outcome string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "orderlab_background_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["job"] == job && labels["route"] == route && labels["outcome"] == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Fatalf("no orderlab_background_requests_total{job=%q, route=%q, outcome=%q}", job, route, outcome)
+	return 0
+}
+
+// TestEveryOutcomeIsExportedFromTheStart: the counts exist, at 0, before
+// any request, so that the board's rates are 0 rather than missing.
+func TestEveryOutcomeIsExportedFromTheStart(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := newMetrics(reg)
+	m.target("svc", Mix)
+	if n := testutil.CollectAndCount(reg, "orderlab_background_requests_total"); n != len(Mix)*3 {
+		t.Errorf("%d series, want %d (every route and outcome)", n, len(Mix)*3)
+	}
+}
+
+// TestRunWaitsForAServiceThatIsNotReady: the order the reads need is
+// retried until the service takes it, and the wait is said once.
+func TestRunWaitsForAServiceThatIsNotReady(t *testing.T) {
+	s := newFakeService(t, 2, 11)
+	var log bytes.Buffer
+	cfg := Config{Targets: []Target{{Name: "svc", URL: s.URL}}, Rate: 200, Log: &syncWriter{w: &log}}
+	runUntilHeld(t, cfg, s, nil)
+	if n := strings.Count(log.String(), "waiting for the service"); n != 1 {
+		t.Errorf("the wait was said %d times, want once:\n%s", n, log.String())
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	ok := Config{Targets: []Target{{Name: "svc", URL: "http://127.0.0.1:1"}}, Rate: 1}
+	for name, c := range map[string]Config{
+		"no targets":    {Rate: 1},
+		"rate 0":        {Targets: ok.Targets},
+		"unnamed":       {Targets: []Target{{URL: "http://127.0.0.1:1"}}, Rate: 1},
+		"remote":        {Targets: []Target{{Name: "svc", URL: "http://unbounded:8080"}}, Rate: 1},
+		"weightless":    {Targets: ok.Targets, Rate: 1, Mix: []Endpoint{{Route: "/x", Method: "GET", Path: "/x"}}},
+		"method DELETE": {Targets: ok.Targets, Rate: 1, Mix: []Endpoint{{Route: "/x", Method: "DELETE", Path: "/x", Weight: 1}}},
+	} {
+		if err := Run(context.Background(), c); err == nil {
+			t.Errorf("%s: Run accepted %+v", name, c)
+		}
+	}
+	remote := Config{Targets: []Target{{Name: "svc", URL: "http://unbounded:8080"}}, Rate: 1, AllowRemote: true}
+	if _, err := remote.withDefaults(); err != nil {
+		t.Errorf("a compose service name with AllowRemote: %v", err)
+	}
+}

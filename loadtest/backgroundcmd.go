@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/background"
+)
+
+// backgroundPlan is a parsed background command: the lab's background load
+// against each target until stopped, counted on a metrics listener.
+type backgroundPlan struct {
+	load   background.Config
+	listen string // address of /metrics; "": none
+}
+
+// parseBackground reads the background command line into a plan.
+func parseBackground(args []string, stderr io.Writer) (*backgroundPlan, error) {
+	fs := flag.NewFlagSet("loadtest background", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rate := fs.Float64("rate", 4, "requests per second to each target, over the whole mix; 0: off (exit at once)")
+	listen := fs.String("listen", "", "`address` to serve the counts on at /metrics, e.g. :9090 (default: none)")
+	timeout := fs.Duration("timeout", attack.Defaults(attack.ModeOpen).Timeout, "per-request timeout")
+	allowRemote := fs.Bool("allow-remote", false, "allow targets outside the loopback interface (compose service names)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: loadtest background [flags] name=URL ...\n\n"+
+			"A gentle, endless open-loop mix (orders, reads, /work/db, /work/api, /work/cpu) to each\n"+
+			"target, so that the board has data; see docs/lab.md, \"Background load\".\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	pos, _, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if !(*rate >= 0) || *rate > 10000 { // NaN compares false
+		return nil, usagef("rate", "%v: want 0 (off) to 10000 requests per second", *rate)
+	}
+	if *timeout <= 0 {
+		return nil, usagef("timeout", "must be positive")
+	}
+	if *listen != "" {
+		if _, _, err := net.SplitHostPort(*listen); err != nil {
+			return nil, usagef("listen", "%v", err)
+		}
+	}
+	if len(pos) == 0 {
+		return nil, usagef("", "want at least one name=URL target")
+	}
+	p := &backgroundPlan{listen: *listen, load: background.Config{
+		Rate: *rate, Timeout: *timeout, AllowRemote: *allowRemote,
+	}}
+	seen := map[string]bool{}
+	for _, arg := range pos {
+		name, u, ok := strings.Cut(arg, "=")
+		if !ok || name == "" {
+			return nil, usagef("", "target %q: want name=URL", arg)
+		}
+		if seen[name] {
+			return nil, usagef("", "target %q named twice", name)
+		}
+		seen[name] = true
+		if _, err := attack.ParseURL(u, *allowRemote); err != nil {
+			return nil, usagef("", "target %s: %v", name, err)
+		}
+		p.load.Targets = append(p.load.Targets, background.Target{Name: name, URL: u})
+	}
+	return p, nil
+}
+
+// execute runs the background load until ctx is done: a normal end, exit 0.
+func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
+	if p.load.Rate == 0 {
+		fmt.Fprintln(stdout, "loadtest background: off (rate 0)")
+		return exitOK
+	}
+	reg := prometheus.NewRegistry()
+	p.load.Metrics, p.load.Log = reg, stdout
+	if p.listen != "" {
+		ln, err := net.Listen("tcp", p.listen)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadtest background: -listen: %v\n", err)
+			return exitFail
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				fmt.Fprintf(stderr, "loadtest background: metrics listener: %v\n", err)
+			}
+		}()
+		defer func() {
+			shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdown)
+		}()
+	}
+	names := make([]string, len(p.load.Targets))
+	for i, t := range p.load.Targets {
+		names[i] = t.Name
+	}
+	fmt.Fprintf(stdout, "loadtest background: %g requests/s to each of %s (orders, reads, /work/db, /work/api, /work/cpu), User-Agent %s",
+		p.load.Rate, strings.Join(names, ", "), background.UserAgent)
+	if p.listen != "" {
+		fmt.Fprintf(stdout, "; counts on %s/metrics", p.listen)
+	}
+	fmt.Fprintln(stdout)
+	if err := background.Run(ctx, p.load); err != nil {
+		fmt.Fprintf(stderr, "loadtest background: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orderlab/orderlab/internal/proc"
+)
+
+// TestBackgroundServesItsCountsUntilStopped runs the background command
+// against a stand-in service: its /metrics shows the requests it sent,
+// under the service's name, and a stop is a normal end (exit 0).
+func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
+	s := newService(t, false)
+	addrs, err := proc.LoopbackAddrs(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"background", "-rate", "50", "-listen", addrs[0], "svc=" + s.api.URL}, func(string) string { return "" }, &out, &errb)
+	}()
+
+	var metrics string
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		metrics = get(t, "http://"+addrs[0]+"/metrics")
+		if strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} `) &&
+			!strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} 0`) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d after a stop, want 0: %s", code, errb.String())
+	}
+	if !strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} `) ||
+		strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} 0`) {
+		t.Errorf("no counted orders on /metrics:\n%s", metrics)
+	}
+	if s.orders.Load() < 2 {
+		t.Errorf("the service got %d orders", s.orders.Load())
+	}
+	if !strings.Contains(out.String(), "50 requests/s to each of svc") {
+		t.Errorf("stdout does not say what runs: %q", out.String())
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// TestBackgroundRateZeroIsOff: BACKGROUND_RATE=0 in the lab; the command
+// says so and ends at once, successfully.
+func TestBackgroundRateZeroIsOff(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "background", "-rate", "0", "-allow-remote", "unbounded=http://unbounded:8080")
+	if code != exitOK || !strings.Contains(stdout, "off") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and \"off\"", code, stdout, stderr)
+	}
+}
+
+func TestBackgroundUsageErrorsExitTwo(t *testing.T) {
+	for _, args := range [][]string{
+		{"background"}, // no target
+		{"background", "-rate", "-1", "a=http://127.0.0.1:1"},
+		{"background", "-rate", "NaN", "a=http://127.0.0.1:1"},
+		{"background", "a=http://unbounded:8080"}, // not loopback, no -allow-remote
+		{"background", "http://127.0.0.1:1"},      // no name
+		{"background", "a=http://127.0.0.1:1", "a=http://127.0.0.1:2"},
+		{"background", "-listen", "9090", "a=http://127.0.0.1:1"},
+	} {
+		if code, _, stderr := runCLI(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (usage); stderr %q", args, code, exitUsage, stderr)
+		}
+	}
+}
