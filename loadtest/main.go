@@ -6,7 +6,8 @@
 //
 // Each subcommand is parsed whole (flags, arguments and environment) into a
 // plan of plain values first, then the plan runs: loadcmd.go for burst,
-// closed, open and compare, scenariocmd.go for scenario.
+// closed, open and compare, scenariocmd.go for scenario, mergecmd.go for
+// merge.
 package main
 
 import (
@@ -39,6 +40,7 @@ modes:
                                    the same load against several targets, one table
   scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
                                    with JSON, Markdown and HTML results
+  merge    A.json B.json ...       the reports of several generators of one load, merged
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
 missed, 2 usage error.
@@ -63,6 +65,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return p.execute(ctx, stdout, stderr)
 	case "scenario":
 		p, err := parseScenarioCmd(rest, getenv, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "merge":
+		p, err := parseMerge(rest, stderr)
 		if err != nil {
 			return parseFailed(mode, err, stderr)
 		}
