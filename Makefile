@@ -154,12 +154,21 @@ lab-down: ## stop the lab and delete its volumes (Postgres, Prometheus and Grafa
 	docker compose down --volumes
 
 .PHONY: dashboards
-dashboards: ## regenerate grafana/dashboards/*.json from grafana/board (grafana-foundation-sdk)
+dashboards: ## regenerate grafana/dashboards/*.json from grafana/board (grafana-foundation-sdk), then make k8s
 	$(GO) run ./grafana/generate
+	$(MAKE) --no-print-directory k8s
+
+# kustomize reads files only from inside a kustomization's directory: the
+# Kubernetes manifests hold copies of the board, the rules and Grafana's
+# provisioning, which the tests check against their sources.
+.PHONY: k8s
+k8s: ## refresh deploy/kubernetes's copies of the board, the rules (and PrometheusRules) and Grafana's provisioning
+	$(GO) run ./deploy/kubernetes/generate
 
 .PHONY: rules-test
-rules-test: $(BIN)/promtool ## promtool check config and rules, then the rule unit tests
+rules-test: $(BIN)/promtool ## promtool check config (compose and Kubernetes) and rules, then the rule unit tests
 	$(BIN)/promtool check config prometheus/prometheus.yml
+	$(BIN)/promtool check config deploy/kubernetes/lab/prometheus/prometheus.yml
 	$(BIN)/promtool check rules prometheus/rules/*.yml
 	$(BIN)/promtool test rules prometheus/tests/*.yml
 
