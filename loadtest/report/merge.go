@@ -24,7 +24,7 @@ type Source struct {
 // MergeReports merges reports that several generators wrote of the same
 // load: each target's runs, matched by name, are merged with [Merge]. files
 // names the reports, for messages and the merged report's MergedFrom. The
-// merged report starts when the first input did; its Host is this machine.
+// merged report starts when the earliest input did; its Host is this machine.
 func MergeReports(reps []*Report, files []string) (merged *Report, notes []string, err error) {
 	if len(reps) == 0 || len(reps) != len(files) {
 		return nil, nil, errors.New("no reports to merge")
