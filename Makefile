@@ -104,6 +104,24 @@ run: build ## the three services on 127.0.0.1:8081-8083 (admin 9091-9093) agains
 loadtest: ## run the load generator: make loadtest ARGS='open -rate 2000 -d 30s http://127.0.0.1:8081/work/db?delay=20ms'
 	$(GO) run ./loadtest $(ARGS)
 
+# N open-loop generators, one process each, share one arrival schedule
+# (loadtest -shard i/N); their reports are merged exactly (loadtest merge).
+N ?= 3
+SHARDED_OUT ?= results/sharded
+.PHONY: loadtest-sharded
+loadtest-sharded: ## N generators share one open schedule, then merge: make loadtest-sharded N=3 ARGS='-rate 3000 -d 30s URL'
+	@test -n "$(ARGS)" || { echo "loadtest-sharded: set ARGS to the open run's flags and URL, e.g. ARGS='-rate 3000 -d 30s http://127.0.0.1:8081/work/db?delay=20ms'"; exit 2; }
+	$(GO) build -o $(BIN)/loadtest ./loadtest
+	@set -u; mkdir -p $(SHARDED_OUT); rm -f $(SHARDED_OUT)/shard-*; pids=(); \
+	for i in $$(seq 0 $$(($(N) - 1))); do \
+	  $(BIN)/loadtest open -shard $$i/$(N) -json $(SHARDED_OUT)/shard-$$i.json $(ARGS) >$(SHARDED_OUT)/shard-$$i.log 2>&1 & pids+=($$!); \
+	done; \
+	code=0; for i in "$${!pids[@]}"; do \
+	  wait "$${pids[$$i]}" || { code=1; echo "shard $$i/$(N) failed:"; cat $(SHARDED_OUT)/shard-$$i.log; }; \
+	done; \
+	$(BIN)/loadtest merge -json $(SHARDED_OUT)/merged.json $(SHARDED_OUT)/shard-*.json || exit $$?; \
+	echo "reports: $(SHARDED_OUT)/shard-*.json, merged: $(SHARDED_OUT)/merged.json"; exit $$code
+
 BENCH_ARGS ?= -c 50 -d 5s -rounds 5
 
 .PHONY: bench-loadtest
@@ -136,12 +154,21 @@ lab-down: ## stop the lab and delete its volumes (Postgres, Prometheus and Grafa
 	docker compose down --volumes
 
 .PHONY: dashboards
-dashboards: ## regenerate grafana/dashboards/*.json from grafana/board (grafana-foundation-sdk)
+dashboards: ## regenerate grafana/dashboards/*.json from grafana/board (grafana-foundation-sdk), then make k8s
 	$(GO) run ./grafana/generate
+	$(MAKE) --no-print-directory k8s
+
+# kustomize reads files only from inside a kustomization's directory: the
+# Kubernetes manifests hold copies of the board, the rules and Grafana's
+# provisioning, which the tests check against their sources.
+.PHONY: k8s
+k8s: ## refresh deploy/kubernetes's copies of the board, the rules (and PrometheusRules) and Grafana's provisioning
+	$(GO) run ./deploy/kubernetes/generate
 
 .PHONY: rules-test
-rules-test: $(BIN)/promtool ## promtool check config and rules, then the rule unit tests
+rules-test: $(BIN)/promtool ## promtool check config (compose and Kubernetes) and rules, then the rule unit tests
 	$(BIN)/promtool check config prometheus/prometheus.yml
+	$(BIN)/promtool check config deploy/kubernetes/lab/prometheus/prometheus.yml
 	$(BIN)/promtool check rules prometheus/rules/*.yml
 	$(BIN)/promtool test rules prometheus/tests/*.yml
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
@@ -157,15 +158,34 @@ func (o output) write(rep *report.Report, stdout io.Writer) error {
 	if o.json == "" {
 		return nil
 	}
-	f, err := os.Create(o.json)
+	if err := writeJSON(o.json, rep); err != nil {
+		return fmt.Errorf("-json: %w", err)
+	}
+	return nil
+}
+
+// writeJSON writes rep to path through a temporary file beside it, renamed
+// into place, so that a reader waiting for path (the merge step of the
+// sharded Kubernetes Job, docs/kubernetes.md) never reads half a report.
+func writeJSON(path string, rep *report.Report) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("-json: %w", err)
+		return err
 	}
-	if err := report.Write(f, rep); err != nil {
-		f.Close()
-		return fmt.Errorf("-json: %w", err)
+	err = report.Write(f, rep)
+	if err == nil {
+		err = f.Chmod(0o644)
 	}
-	return f.Close()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // startCPUProfile profiles the process into path until the returned stop is called.

@@ -28,6 +28,7 @@ type loadFlags struct {
 	rate        float64
 	ramp        time.Duration
 	rampFrom    float64
+	shard       string
 	retries     int
 	retry       string
 	retryWait   time.Duration
@@ -98,6 +99,7 @@ func newLoadFlags(mode string) (*flag.FlagSet, *loadFlags) {
 		fs.Float64Var(&f.rate, "rate", 0, "open: requests per second (required)")
 		fs.DurationVar(&f.ramp, "ramp", 0, "open: rise linearly from -ramp-from to -rate over this long")
 		fs.Float64Var(&f.rampFrom, "ramp-from", 0, "open: rate at the start of the ramp")
+		fs.StringVar(&f.shard, "shard", "", "open: `i/n`, send only requests i, i+n, i+2n, ... of the schedule: generator i of n (counted from 0); -rate and -n are the whole schedule's. Merge the n reports with loadtest merge")
 	}
 	fs.StringVar(&f.method, "method", closed.Target.Method, "GET, or POST: a generated order body and a unique Idempotency-Key per request")
 	fs.Func("H", "extra request `header` \"Name: value\" (repeatable)", func(s string) error {
@@ -195,6 +197,9 @@ func (f *loadFlags) attackConfig(set map[string]bool) (attack.Config, error) {
 		}
 		cfg.RetryMaxWait = f.retryWait
 		if cfg.Mode == attack.ModeClosed {
+			if set["shard"] {
+				return cfg, usagef("shard", "only with -mode open: a closed run has no schedule to share")
+			}
 			break
 		}
 		if !(f.rate > 0) || math.IsInf(f.rate, 0) { // NaN compares false
@@ -210,6 +215,15 @@ func (f *loadFlags) attackConfig(set map[string]bool) (attack.Config, error) {
 			return cfg, usagef("ramp-from", "needs -ramp: without a ramp the rate is -rate from the start")
 		}
 		cfg.Pacer = attack.NewPacer(f.rate, f.rampFrom, f.ramp)
+		if f.shard != "" {
+			var err error
+			if cfg.Shard, err = attack.ParseShard(f.shard); err != nil {
+				return cfg, usagef("shard", "%v", err)
+			}
+			if f.n > 0 && f.n < int64(cfg.Shard.Count) {
+				return cfg, usagef("shard", "-n %d leaves some of the %d generators no request", f.n, cfg.Shard.Count)
+			}
+		}
 	default:
 		return cfg, usagef("mode", "%q: want burst, closed or open", f.loadMode)
 	}

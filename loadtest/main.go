@@ -8,7 +8,7 @@
 // Each subcommand is parsed whole (flags, arguments and environment) into a
 // plan of plain values first, then the plan runs: loadcmd.go for burst,
 // closed, open and compare, scenariocmd.go for scenario, backgroundcmd.go
-// for background.
+// for background, mergecmd.go for merge.
 package main
 
 import (
@@ -42,6 +42,7 @@ modes:
   scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
                                    with JSON, Markdown and HTML results
   background -rate 4 name=URL...   the lab's gentle, endless background mix, until stopped
+  merge    A.json B.json ...       the reports of several generators of one load, merged
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
 missed, 2 usage error.
@@ -72,6 +73,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return p.execute(ctx, stdout, stderr)
 	case "background":
 		p, err := parseBackground(rest, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "merge":
+		p, err := parseMerge(rest, stderr)
 		if err != nil {
 			return parseFailed(mode, err, stderr)
 		}

@@ -201,6 +201,11 @@ func TestUsageErrorsNameTheFlagAndExitTwo(t *testing.T) {
 		{[]string{"compare", "-pause", "-1s"}, "-pause"},
 		{[]string{"closed", "-slo", "errors<NaN%", "http://127.0.0.1:1/"}, "-slo"},
 		{[]string{"closed", "-slo", "rps>Inf", "http://127.0.0.1:1/"}, "-slo"},
+		{[]string{"open", "-rate", "10", "-shard", "3/3", "http://127.0.0.1:1/"}, "-shard"},
+		{[]string{"open", "-rate", "10", "-shard", "1/3", "-n", "2", "http://127.0.0.1:1/"}, "-shard"},
+		{[]string{"compare", "-mode", "closed", "-shard", "0/2"}, "-shard"},
+		{[]string{"merge"}, "JSON reports to merge"},
+		{[]string{"merge", "-json", "-", "-md", "a.json"}, "-md"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -126,11 +126,12 @@ func (a *Attack) Run(ctx context.Context) (*Result, error) {
 }
 
 // unsent counts the requests of an open run that fell due and were neither
-// sent nor canceled: those due within the window (or, when the run was
-// interrupted, before it stopped) that were still waiting for a connection
-// when the drain after the window gave up.
+// sent nor canceled: those of its share of the schedule due within the
+// window (or, when the run was interrupted, before it stopped) that were
+// still waiting for a connection when the drain after the window gave up.
 func (a *Attack) unsent(res *Result, start time.Time, interrupted bool) int64 {
-	due, horizon := a.cfg.Requests, a.cfg.Duration
+	pacer, due := a.cfg.schedule()
+	horizon := a.cfg.Duration
 	if interrupted {
 		// Only what fell due before the interruption, not the rest of the schedule.
 		if e := time.Since(start); horizon <= 0 || e < horizon {
@@ -138,7 +139,7 @@ func (a *Attack) unsent(res *Result, start time.Time, interrupted bool) int64 {
 		}
 	}
 	if horizon > 0 {
-		if n := DueBefore(a.cfg.Pacer, horizon); due == 0 || n < due {
+		if n := DueBefore(pacer, horizon); due == 0 || n < due {
 			due = n
 		}
 	}

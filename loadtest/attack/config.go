@@ -54,6 +54,10 @@ type Config struct {
 	Requests    int64         // closed, open: stop after this many requests (0: no bound)
 	Duration    time.Duration // closed: send no request after this long; open: the window requests fall due in (0: no bound)
 	Pacer       Pacer         // open: when each request is due
+	// Shard, in an open run, sends only this generator's share of the
+	// Pacer's schedule (and of Requests, which bounds the whole schedule).
+	// The zero Shard sends it all.
+	Shard Shard
 	// Timeout bounds each request (0: none). In an open run it also
 	// bounds the drain after Duration: requests due within the window but
 	// still waiting for a connection are sent for at most Timeout after it.
@@ -106,11 +110,28 @@ func (c Config) Validate() error {
 	if c.Mode == ModeOpen && c.Pacer == nil {
 		return errors.New("an open run needs a pacer")
 	}
+	if err := c.Shard.validate(); err != nil {
+		return err
+	}
+	if !c.Shard.Whole() {
+		if c.Mode != ModeOpen {
+			return fmt.Errorf("shard %s: only an open run has a schedule to share", c.Shard)
+		}
+		if c.Requests > 0 && c.Requests < int64(c.Shard.Count) {
+			return fmt.Errorf("shard %s: %d requests leave some generators none", c.Shard, c.Requests)
+		}
+	}
 	if c.Target.Method != "" && c.Target.Method != "GET" && c.Target.Method != "POST" {
 		return fmt.Errorf("method %q: want GET or POST", c.Target.Method)
 	}
 	_, err := ParseURL(c.Target.URL, c.AllowRemote)
 	return err
+}
+
+// schedule returns the pacer and the request bound (0: none) of this
+// generator's share of an open run.
+func (c Config) schedule() (Pacer, int64) {
+	return c.Shard.Pacer(c.Pacer), c.Shard.Requests(c.Requests)
 }
 
 // Defaults returns the settings a run of mode gets for what its caller does

@@ -26,6 +26,9 @@ import (
 // left then has waited longer than a request may take, and is counted
 // unsent (see [Attack.Run]), which the report counts as errors: a stall at
 // the end of the run shows either in the latencies or as errors.
+//
+// With a Shard, the run sends only its share of the schedule, each request
+// at the time the whole schedule has it due.
 func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 	a.released()
 	start := time.Now().Add(time.Millisecond) // lets the first worker be on time
@@ -38,7 +41,7 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 	if a.cfg.Duration > 0 && a.cfg.Timeout > 0 {
 		giveUp = end.Add(a.cfg.Timeout)
 	}
-	limit := a.cfg.Requests
+	pacer, limit := a.cfg.schedule()
 	if limit <= 0 {
 		limit = math.MaxInt64
 	}
@@ -63,7 +66,7 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 				if i >= limit {
 					return
 				}
-				due := start.Add(a.cfg.Pacer.Due(i))
+				due := start.Add(pacer.Due(i))
 				now := time.Now()
 				if a.cfg.Duration > 0 && !due.Before(end) {
 					return // past the schedule

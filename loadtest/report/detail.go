@@ -89,6 +89,9 @@ func describe(s Settings) string {
 			rate = fmt.Sprintf("%g/s rising to %g/s over %gs", s.RampFrom, s.Rate, s.RampSeconds)
 		}
 		parts = append(parts, rate, fmt.Sprintf("at most %d connections", s.Concurrency))
+		if s.Shard != "" {
+			parts = append(parts, "shard "+s.Shard+" of the schedule")
+		}
 	}
 	if s.DurationSeconds > 0 {
 		parts = append(parts, fmt.Sprintf("for %gs", s.DurationSeconds))

@@ -52,6 +52,14 @@ func (l *Latency) Histogram() (hist, error) {
 	return h, nil
 }
 
+// sameGeometry reports whether a and b have the same buckets, so that
+// merging one into the other adds counts bucket by bucket, exactly.
+func sameGeometry(a, b hist) bool {
+	return a.SignificantFigures() == b.SignificantFigures() &&
+		a.LowestTrackableValue() == b.LowestTrackableValue() &&
+		a.HighestTrackableValue() == b.HighestTrackableValue()
+}
+
 // figures are the named figures of a Latency, as table columns and SLO
 // terms write them.
 var figures = map[string]func(*Latency) float64{

@@ -25,6 +25,8 @@ type Report struct {
 	StartedAt time.Time `json:"started_at"`
 	Host      Host      `json:"host"`
 	Runs      []Run     `json:"runs"`
+	// MergedFrom lists the reports `loadtest merge` combined into this one.
+	MergedFrom []Source `json:"merged_from,omitempty"`
 }
 
 // Host describes the machine the client ran on.
@@ -58,6 +60,7 @@ type Settings struct {
 	Rate            float64 `json:"rate,omitempty"`      // open: requests per second
 	RampFrom        float64 `json:"ramp_from,omitempty"` // open: rate at the start of the ramp
 	RampSeconds     float64 `json:"ramp_seconds,omitempty"`
+	Shard           string  `json:"shard,omitempty"` // open: "i/n", generator i's share of the schedule; Rate, RampFrom and Requests are the whole schedule's
 	TimeoutSeconds  float64 `json:"timeout_seconds"`
 	Retries         int     `json:"retries,omitempty"`
 	Retry           string  `json:"retry,omitempty"` // what a client did with a 429/503: none, immediate, honor
@@ -83,6 +86,7 @@ func SettingsOf(cfg attack.Config) Settings {
 	if cfg.Retry == attack.RetryHonor {
 		s.RetryMaxWait = cfg.RetryMaxWait.Seconds()
 	}
+	s.Shard = cfg.Shard.String()
 	switch p := cfg.Pacer.(type) {
 	case attack.ConstantPacer:
 		s.Rate = p.Rate
@@ -282,6 +286,11 @@ func (r Run) Result() (*attack.Result, error) {
 		h, err := x.src.Histogram()
 		if err != nil {
 			return nil, err
+		}
+		if !sameGeometry(h, x.dst) {
+			return nil, fmt.Errorf("a histogram of %d significant digits over %d..%d µs, not loadtest's %d over %d..%d: merging it would not be exact",
+				h.SignificantFigures(), h.LowestTrackableValue(), h.HighestTrackableValue(),
+				x.dst.SignificantFigures(), x.dst.LowestTrackableValue(), x.dst.HighestTrackableValue())
 		}
 		x.dst.Merge(h)
 	}
