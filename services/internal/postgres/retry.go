@@ -21,9 +21,9 @@ import (
 //
 // Nothing else is retried: an unavailable database fails fast (the client
 // is told when to come back), a deadline leaves no time, and the server's
-// refusal of the data would be repeated. The second attempt acquires a
-// connection that has been used since the failure or is pinged first
-// (shouldPing), so it does not land on another dead connection.
+// refusal of the data would be repeated. The second attempt runs on a
+// connection opened after the first one failed (acquire), so it does not
+// land on another connection of the same fault.
 
 // CreateOrders inserts orders in one transaction and one round trip,
 // sleeping delay first when it is positive, and retries as said above.
@@ -36,7 +36,8 @@ import (
 // whose outcome is unknown (fault.OutcomeUnknown) while its keyed batch
 // mates were replayed.
 func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time.Duration) ([]Result, error) {
-	rs, err := s.createOrders(ctx, ns, delay)
+	rs, err := s.createOrders(ctx, ns, delay, time.Time{})
+	failed := time.Now()
 	class, isFault := fault.ClassOf(err)
 	if err == nil || !isFault || ctx.Err() != nil {
 		return rs, err
@@ -44,9 +45,9 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time
 	switch class {
 	case fault.ConnectionLost:
 		s.retried(class)
-		return s.createOrders(ctx, ns, delay)
+		return s.createOrders(ctx, ns, delay, failed)
 	case fault.OutcomeUnknown:
-		return s.replayKeyed(ctx, ns, delay, err)
+		return s.replayKeyed(ctx, ns, delay, err, failed)
 	}
 	return nil, err
 }
@@ -55,7 +56,7 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time
 // unknown outcome. The orders without a key get first as their Result.Err.
 // When the second attempt fails too, the outcome of every order is still
 // unknown, whatever that attempt's own class.
-func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay time.Duration, first error) ([]Result, error) {
+func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay time.Duration, first error, failed time.Time) ([]Result, error) {
 	var keyed []order.Request
 	var at []int
 	for i, n := range ns {
@@ -68,7 +69,7 @@ func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay time.
 		return nil, first
 	}
 	s.retried(fault.OutcomeUnknown)
-	again, err := s.createOrders(ctx, keyed, delay)
+	again, err := s.createOrders(ctx, keyed, delay, failed)
 	if err != nil {
 		if c, _ := fault.ClassOf(err); c == fault.Deadline {
 			return nil, err // also a write of unknown outcome, and the request's deadline
@@ -87,9 +88,9 @@ func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay time.
 
 // GetOrder returns the order with id, or order.ErrNotFound.
 func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
-	o, err := s.getOrder(ctx, id)
-	if s.retryRead(ctx, err) {
-		o, err = s.getOrder(ctx, id)
+	o, err := s.getOrder(ctx, id, time.Time{})
+	if failed := time.Now(); s.retryRead(ctx, err) {
+		o, err = s.getOrder(ctx, id, failed)
 	}
 	return o, readErr(err)
 }
@@ -97,9 +98,9 @@ func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
 // HoldConnection takes a pooled connection and holds it for d with pg_sleep:
 // a database call that takes d.
 func (s *Store) HoldConnection(ctx context.Context, d time.Duration) error {
-	err := s.holdConnection(ctx, d)
-	if s.retryRead(ctx, err) {
-		err = s.holdConnection(ctx, d)
+	err := s.holdConnection(ctx, d, time.Time{})
+	if failed := time.Now(); s.retryRead(ctx, err) {
+		err = s.holdConnection(ctx, d, failed)
 	}
 	return readErr(err)
 }

@@ -44,6 +44,8 @@ type Store struct {
 	// pool pings every connection idle since before it (shouldPing).
 	brokenAt atomic.Int64
 	sweeper  sweeper
+	tracer   *poolTracer
+	maxConns int32
 }
 
 // Open waits for the database (bounded, logged retries), applies the
@@ -56,7 +58,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	pc.MaxConns = cfg.MaxConns
 	pc.MinConns = cfg.MinConns
 	configureConn(pc.ConnConfig, cfg.ApplicationName)
-	st := &Store{m: newMetrics()}
+	st := &Store{m: newMetrics(), maxConns: pc.MaxConns}
 	pc.ShouldPing = st.shouldPing
 	pc.PingTimeout = sweepTimeout
 	// A deadline that passes mid-query closes that connection (pgx's
@@ -76,6 +78,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 
 	tracer := newPoolTracer(tp)
 	pc.ConnConfig.Tracer = tracer
+	pc.BeforeClose = func(c *pgx.Conn) { tracer.dialed.Delete(c) }
+	st.tracer = tracer
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx))
@@ -149,19 +153,32 @@ func (s *Store) Ping(ctx context.Context) error {
 // acquire takes a pooled connection; when ctx's deadline passes while it
 // waits, the error is an *overload.PoolTimeoutError saying how long, and
 // when no connection can be had, a *fault.Error of class Unavailable.
-func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+//
+// A retry passes the time of its failure as after, and gets a connection
+// that began to connect since: an older one may belong to the same fault
+// still unfolding (a backend that a kill or a shutdown has signalled, and
+// that answers a ping or finishes its start-up before it dies). The older
+// idle ones it meets are closed.
+func (s *Store) acquire(ctx context.Context, after time.Time) (*pgxpool.Conn, error) {
 	start := time.Now()
-	c, err := s.pool.Acquire(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, &overload.PoolTimeoutError{Waited: time.Since(start)}
+	for range s.maxConns + 1 {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return nil, &overload.PoolTimeoutError{Waited: time.Since(start)}
+				}
+				return nil, ctx.Err()
 			}
-			return nil, ctx.Err()
+			return nil, s.faultErr(ctx, fmt.Errorf("acquire connection: %w", err), connecting, true)
 		}
-		return nil, s.faultErr(ctx, fmt.Errorf("acquire connection: %w", err), connecting, true)
+		if after.IsZero() || s.tracer.dialedAfter(c.Conn(), after) {
+			return c, nil
+		}
+		_ = c.Conn().Close(ctx) // the pool drops a closed connection on release
+		c.Release()
 	}
-	return c, nil
+	return nil, s.faultErr(ctx, errors.New("acquire connection: no connection opened since the failure"), connecting, true)
 }
 
 // Result is the outcome of inserting one order.Request.
@@ -212,7 +229,7 @@ func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay time.Dur
 }
 
 // createOrders is one attempt of CreateOrders (retry.go), on one pooled
-// connection.
+// connection (opened after after, for a retry: see acquire).
 //
 // It sends one pgx Batch outside any explicit transaction: pgx documents
 // that a batch then runs in one implicit transaction (its statements share
@@ -221,8 +238,8 @@ func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay time.Dur
 // batch also reads the order stored under that key: READ COMMITTED gives
 // every statement a fresh snapshot, so the read sees the row the insert
 // conflicted with, and a replay needs no second round trip after the commit.
-func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay time.Duration) ([]Result, error) {
-	conn, err := s.acquire(ctx)
+func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay time.Duration, after time.Time) ([]Result, error) {
+	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return nil, err
 	}
@@ -288,8 +305,8 @@ func readBatch(br pgx.BatchResults, ns []order.Request, delay time.Duration) ([]
 }
 
 // holdConnection is one attempt of HoldConnection (retry.go).
-func (s *Store) holdConnection(ctx context.Context, d time.Duration) error {
-	conn, err := s.acquire(ctx)
+func (s *Store) holdConnection(ctx context.Context, d time.Duration, after time.Time) error {
+	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return err
 	}
@@ -301,8 +318,8 @@ func (s *Store) holdConnection(ctx context.Context, d time.Duration) error {
 }
 
 // getOrder is one attempt of GetOrder (retry.go).
-func (s *Store) getOrder(ctx context.Context, id int64) (order.Order, error) {
-	conn, err := s.acquire(ctx)
+func (s *Store) getOrder(ctx context.Context, id int64, after time.Time) (order.Order, error) {
+	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return order.Order{}, err
 	}
