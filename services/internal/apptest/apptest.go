@@ -46,7 +46,14 @@ type Instance struct {
 // answers 200. The service is stopped when t ends.
 func Start(t testing.TB, svc app.Service, env map[string]string) *Instance {
 	t.Helper()
-	dbURL := pgtest.New(t)
+	return StartOn(t, pgtest.New(t), svc, env)
+}
+
+// StartOn is Start against the database dbURL, which Instance.DB also
+// uses. env may set the service's DATABASE_URL to another way to the same
+// database (a faultproxy in front of it).
+func StartOn(t testing.TB, dbURL string, svc app.Service, env map[string]string) *Instance {
+	t.Helper()
 	addrs, err := proc.LoopbackAddrs(2)
 	if err != nil {
 		t.Fatal(err)
