@@ -3,141 +3,28 @@ package apptest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/orderlab/orderlab/internal/ledger"
 )
 
-// orderLoad sends orders at a fixed rate (open loop: one goroutine per
-// order, whatever the answers' latency) until stopped, and keeps every
-// answer. Each order has a customer_id of its own, so that its row (or
-// rows) can be found whatever the answer said; three in four carry an
-// Idempotency-Key.
-type orderLoad struct {
-	inst   *Instance
-	name   string
-	path   string
-	client *http.Client
-
-	mu      sync.Mutex
-	answers []answer
-	stop    chan struct{}
-	ticking sync.WaitGroup
-	sending sync.WaitGroup
-}
-
-// answer is one order's fate.
-type answer struct {
-	Customer, Key string
-	Sent          time.Time
-	Status        int
-	Type          string // the problem type's name (database-unavailable), if any
-	ID            int64  // the stored order's id, on a success
-	Err           error  // a transport error
-}
-
-func (a answer) success() bool { return a.Status == http.StatusCreated || a.Status == http.StatusOK }
-
-func (a answer) String() string {
-	if a.Err != nil {
-		return fmt.Sprintf("%s: %v", a.Customer, a.Err)
-	}
-	return fmt.Sprintf("%s: %d %s", a.Customer, a.Status, a.Type)
-}
-
-// startLoad sends rate orders a second to path (/orders?...) on inst.
-func startLoad(inst *Instance, name, path string, rate int) *orderLoad {
-	l := &orderLoad{
-		inst: inst, name: name, path: path, stop: make(chan struct{}),
-		client: &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
-	}
-	l.ticking.Go(func() {
-		tick := time.NewTicker(time.Second / time.Duration(rate))
-		defer tick.Stop()
-		for seq := 0; ; seq++ {
-			select {
-			case <-l.stop:
-				return
-			case <-tick.C:
-			}
-			l.sending.Go(func() { l.send(seq) })
-		}
-	})
-	return l
-}
-
-func (l *orderLoad) send(seq int) {
-	a := answer{Customer: fmt.Sprintf("%s-%d", l.name, seq), Sent: time.Now()}
-	if seq%4 != 3 {
-		a.Key = a.Customer
-	}
-	req, err := http.NewRequest(http.MethodPost, l.inst.URL+l.path, strings.NewReader(OrderBody(a.Customer, 1+seq%3)))
-	if err != nil {
-		panic(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if a.Key != "" {
-		req.Header.Set("Idempotency-Key", a.Key)
-	}
-	resp, err := l.client.Do(req)
-	if err == nil {
-		var body []byte
-		body, err = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		a.Status = resp.StatusCode
-		var v struct {
-			ID   int64  `json:"id"`
-			Type string `json:"type"`
-		}
-		_ = json.Unmarshal(body, &v)
-		a.ID = v.ID
-		if _, name, ok := strings.Cut(v.Type, "#problem-"); ok {
-			a.Type = name
-		}
-	}
-	a.Err = err
-	l.mu.Lock()
-	l.answers = append(l.answers, a)
-	l.mu.Unlock()
-}
-
-// finish stops sending, waits for every answer and returns them.
-func (l *orderLoad) finish() []answer {
-	close(l.stop)
-	l.ticking.Wait()
-	l.sending.Wait()
-	l.client.CloseIdleConnections()
-	return l.answers
-}
-
-// tally counts answers by status and problem type: "201", "503 outcome-unknown".
-func tally(as []answer) map[string]int {
-	m := map[string]int{}
-	for _, a := range as {
-		k := fmt.Sprint(a.Status)
-		switch {
-		case a.Err != nil:
-			k = "transport error"
-		case a.Type != "":
-			k += " " + a.Type
-		}
-		m[k]++
-	}
-	return m
+// startLoad sends rate orders a second to path (/orders?...) on inst, three
+// in four with an Idempotency-Key (ledger.Start).
+func startLoad(inst *Instance, name, path string, rate int) *ledger.Load {
+	return ledger.Start(inst.URL+path, name, rate, 4)
 }
 
 // checkAnswers fails t for any answer allowed rejects, and for what no
 // fault may cause: a 500, a transport error, a 503 without a known type.
-func checkAnswers(t *testing.T, as []answer, allowed func(answer) bool) {
+func checkAnswers(t *testing.T, as []ledger.Answer, allowed func(ledger.Answer) bool) {
 	t.Helper()
 	bad := 0
 	for _, a := range as {
-		if a.success() || allowed(a) {
+		if a.Success() || allowed(a) {
 			continue
 		}
 		if bad++; bad <= 5 {
@@ -147,58 +34,27 @@ func checkAnswers(t *testing.T, as []answer, allowed func(answer) bool) {
 	if bad > 5 {
 		t.Errorf("... %d answers not allowed in all", bad)
 	}
-	t.Logf("%d answers: %v", len(as), tally(as))
+	t.Logf("%d answers: %v", len(as), ledger.Tally(as))
 }
 
-// checkStored holds the service to its answers, against the table: every
-// acknowledged order is there (a keyed one under its key, with the id
-// answered), an order answered "not stored" is not, and no order is there
-// twice.
-func checkStored(t *testing.T, inst *Instance, as []answer) {
+// checkStored holds the service to its answers, against the table
+// (ledger.Check): every acknowledged order there under its key, none
+// stored twice, none stored that was answered "not stored".
+func checkStored(t *testing.T, inst *Instance, as []ledger.Answer) {
 	t.Helper()
-	ctx := context.Background()
-	rows, err := inst.DB.Query(ctx, "SELECT customer_id, id, coalesce(idempotency_key, '') FROM orders")
+	au, err := ledger.Check(context.Background(), inst.DB, as)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type stored struct {
-		id  int64
-		key string
+	for _, a := range au.Missing {
+		t.Errorf("acknowledged but not in the table: %s (id %d)", a, a.ID)
 	}
-	byCustomer := map[string][]stored{}
-	for rows.Next() {
-		var c string
-		var s stored
-		if err := rows.Scan(&c, &s.id, &s.key); err != nil {
-			t.Fatal(err)
-		}
-		byCustomer[c] = append(byCustomer[c], s)
+	for _, a := range au.Duplicates {
+		t.Errorf("stored more than once: %s", a)
 	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+	for _, a := range au.Stored {
+		t.Errorf("answered not stored, but in the table: %s", a)
 	}
-	for _, a := range as {
-		got := byCustomer[a.Customer]
-		switch {
-		case len(got) > 1:
-			t.Errorf("%s is stored %d times (answered %d %s)", a.Customer, len(got), a.Status, a.Type)
-		case a.success() && (len(got) == 0 || got[0].id != a.ID || got[0].key != a.Key):
-			t.Errorf("%s was acknowledged with id %d but the table has %+v", a.Customer, a.ID, got)
-		case notStored(a) && len(got) != 0:
-			t.Errorf("%s was answered %d %s (nothing stored) but is in the table as %+v", a.Customer, a.Status, a.Type, got)
-		}
-	}
-}
-
-// notStored says whether an answer claims that nothing was stored.
-func notStored(a answer) bool {
-	switch {
-	case a.Status == http.StatusTooManyRequests, a.Status == http.StatusConflict:
-		return true
-	case a.Status == http.StatusServiceUnavailable:
-		return a.Type == "database-unavailable" || a.Type == "pool-exhausted"
-	}
-	return false
 }
 
 // checkRecovered checks that the service is whole again after a fault: no

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orderlab/orderlab/internal/faultproxy"
+	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/internal/pgcluster"
 	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/services/internal/app"
@@ -39,8 +40,8 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 			t.Error("no backend to kill: the fault did not happen")
 		}
 		time.Sleep(2 * time.Second)
-		as := load.finish()
-		checkAnswers(t, as, func(a answer) bool {
+		as := load.Finish()
+		checkAnswers(t, as, func(a ledger.Answer) bool {
 			return a.Key == "" && a.Status == http.StatusServiceUnavailable && a.Type == "outcome-unknown"
 		})
 		run.check(t, as)
@@ -57,9 +58,9 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 		}
 		load := startLoad(run.inst, "latency", "/orders", 50)
 		time.Sleep(2 * time.Second)
-		as := load.finish()
+		as := load.Finish()
 		run.proxy.Clear()
-		checkAnswers(t, as, func(answer) bool { return false })
+		checkAnswers(t, as, func(ledger.Answer) bool { return false })
 		run.check(t, as)
 	})
 
@@ -75,8 +76,8 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 		time.Sleep(1500 * time.Millisecond)
 		run.proxy.Clear()
 		time.Sleep(1500 * time.Millisecond)
-		as := load.finish()
-		checkAnswers(t, as, func(a answer) bool {
+		as := load.Finish()
+		checkAnswers(t, as, func(a ledger.Answer) bool {
 			return a.Status == http.StatusTooManyRequests || a.Status == http.StatusServiceUnavailable && a.Type != ""
 		})
 		run.check(t, as)
@@ -93,8 +94,8 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 		time.Sleep(time.Second)
 		run.proxy.Clear()
 		time.Sleep(time.Second)
-		as := load.finish()
-		checkAnswers(t, as, func(a answer) bool {
+		as := load.Finish()
+		checkAnswers(t, as, func(a ledger.Answer) bool {
 			return a.Status == http.StatusServiceUnavailable && (a.Type == "database-unavailable" || a.Type == "outcome-unknown")
 		})
 		run.check(t, as)
@@ -130,8 +131,8 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 		}
 		run.inst.waitReady()
 		time.Sleep(time.Second)
-		as := load.finish()
-		checkAnswers(t, as, func(a answer) bool {
+		as := load.Finish()
+		checkAnswers(t, as, func(a ledger.Answer) bool {
 			return a.Status == http.StatusServiceUnavailable && (a.Type == "database-unavailable" || a.Type == "outcome-unknown")
 		})
 		run.check(t, as)
@@ -207,7 +208,7 @@ func (r *faultRun) killBackends() int {
 }
 
 // check holds the service to its answers and checks that it recovered.
-func (r *faultRun) check(t *testing.T, as []answer) {
+func (r *faultRun) check(t *testing.T, as []ledger.Answer) {
 	t.Helper()
 	if len(as) == 0 {
 		t.Fatal("no answer: the load did not run")
