@@ -6,7 +6,8 @@
 //
 // Each subcommand is parsed whole (flags, arguments and environment) into a
 // plan of plain values first, then the plan runs: loadcmd.go for burst,
-// closed, open and compare, scenariocmd.go for scenario.
+// closed, open and compare, scenariocmd.go for scenario, faultscmd.go for
+// faults.
 package main
 
 import (
@@ -39,6 +40,8 @@ modes:
                                    the same load against several targets, one table
   scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
                                    with JSON, Markdown and HTML results
+  faults   [-faults restart,...]   the database fails under load: the README's
+                                   reliability tables (make faults)
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
 missed, 2 usage error.
@@ -63,6 +66,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return p.execute(ctx, stdout, stderr)
 	case "scenario":
 		p, err := parseScenarioCmd(rest, getenv, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "faults":
+		p, err := parseFaultsCmd(rest, stderr)
 		if err != nil {
 			return parseFailed(mode, err, stderr)
 		}
