@@ -179,7 +179,7 @@ scenarios: build ## all ten scenarios, about 17 minutes on 2 cores (QUICK=1: abo
 # make faults [FAULTS_ARGS='-faults restart -services pipeline']: see README, When the database fails.
 FAULTS_ARGS ?=
 .PHONY: faults
-faults: build ## the database fails under load (killed backends, restart, 3 s outage, blackhole, latency): the README's reliability tables, about 4 minutes
+faults: build ## the database fails under load (killed backends, restart, 3 s outage, blackhole, latency): the README's reliability tables, about 3 minutes
 	$(BIN)/loadtest faults -bin $(BIN) $(FAULTS_ARGS)
 
 BENCH_TASKS_ARGS ?=

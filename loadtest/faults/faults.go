@@ -46,7 +46,7 @@ type Fault struct {
 
 // Catalog is every fault, in the order they run.
 var Catalog = []Fault{
-	{Name: "kill-backends", What: "every backend of the service killed at once with pg_terminate_backend",
+	{Name: "kill-backends", What: "Every backend of the service killed at once with pg_terminate_backend",
 		Inject: func(ctx context.Context, r *run) error { return r.kill(ctx) }},
 	{Name: "restart", What: "Postgres restarted: pg_ctl stop -m fast, then start",
 		Inject: func(ctx context.Context, r *run) error { return r.cluster.Restart(ctx) }},
@@ -54,7 +54,7 @@ var Catalog = []Fault{
 		Inject: func(ctx context.Context, r *run) error { return r.cluster.Stop(ctx) },
 		Hold:   3 * time.Second,
 		Lift:   func(ctx context.Context, r *run) error { return r.cluster.Start(ctx) }},
-	{Name: "blackhole", What: "every packet between service and Postgres dropped for 3 s, no reset (toxiproxy timeout)", Proxy: true,
+	{Name: "blackhole", What: "Every packet between service and Postgres dropped for 3 s, no reset (toxiproxy timeout)", Proxy: true,
 		Inject: func(_ context.Context, r *run) error { return r.proxy.Blackhole() },
 		Hold:   3 * time.Second,
 		Lift:   clearProxy},

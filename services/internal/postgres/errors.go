@@ -38,11 +38,12 @@ const (
 //   - pgx.ErrPreprocessingBatch: the batch failed while its statements were
 //     being prepared, before any of them ran.
 //   - A FATAL from the server (pg_terminate_backend, a fast shutdown)
-//     arrives in order after every result the session produced, because the
-//     server flushes its output before it exits. Seen before the last
-//     result, it proves the session ended before the commit. The exception
-//     is 57P02 (crash shutdown): that path discards unsent output, so
-//     nothing can be concluded from what did not arrive.
+//     arrives in order after every result the session produced: the
+//     backend flushes its output with the error before it exits. Seen
+//     before the batch's last result, it proves the session ended before
+//     the commit, which comes at the batch's Sync after every statement.
+//     57P02 (crash shutdown) is the exception: it comes from a backend
+//     told to exit at once, at any point, so nothing can be concluded.
 //   - Anything else that breaks a connection after sending (a reset, an
 //     EOF, a timeout) proves nothing: the commit may have happened.
 func classify(ctx context.Context, err error, at phase, broken bool) fault.Class {
@@ -75,7 +76,7 @@ func classifyServerError(e *pgconn.PgError, at phase, prepared bool) fault.Class
 	switch {
 	case e.Code == "57P03", e.Code == "53300": // cannot_connect_now, too_many_connections
 		return fault.Unavailable
-	case e.Code == "57P02": // crash_shutdown: the server dropped what it had not sent
+	case e.Code == "57P02": // crash_shutdown: the backend exits at once, wherever it is
 		if prepared {
 			return fault.ConnectionLost
 		}
