@@ -57,14 +57,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	}
 	pc.MaxConns = cfg.MaxConns
 	pc.MinConns = cfg.MinConns
-	configureConn(pc.ConnConfig, cfg.ApplicationName)
-	st := &Store{m: newMetrics(), maxConns: pc.MaxConns}
-	pc.ShouldPing = st.shouldPing
-	pc.PingTimeout = sweepTimeout
 	// A deadline that passes mid-query closes that connection (pgx's
 	// default). pgconn.CancelRequestContextWatcherHandler would keep it, but
 	// holds it 100ms more after each cancel to avoid canceling the next
 	// query: under starvation that costs the pool more than a reconnect.
+	configureConn(pc.ConnConfig, cfg.ApplicationName)
+	st := &Store{m: newMetrics(), maxConns: pc.MaxConns}
+	pc.ShouldPing = st.shouldPing
+	pc.PingTimeout = sweepTimeout
 	healthCfg := pc.ConnConfig.Copy()
 
 	conn, err := connectWithRetry(ctx, healthCfg, cfg.StartupTimeout, log)
