@@ -211,6 +211,12 @@ scenario: build ## one scenario against fresh local services: make scenario NAME
 scenarios: build ## all ten scenarios, about 17 minutes on 2 cores (QUICK=1: about a minute)
 	timeout 30m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
 
+# make faults [FAULTS_ARGS='-faults restart -services pipeline']: see README, When the database fails.
+FAULTS_ARGS ?=
+.PHONY: faults
+faults: build ## the database fails under load (killed backends, restart, 3 s outage, blackhole, latency): the README's reliability tables, about 3 minutes
+	$(BIN)/loadtest faults -bin $(BIN) $(FAULTS_ARGS)
+
 BENCH_TASKS_ARGS ?=
 .PHONY: bench
 bench: ## scenario 4 and 10 benchmarks: 100,000 jobs of 50 ms, goroutines vs pools; CPU-bound parity

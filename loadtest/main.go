@@ -8,7 +8,7 @@
 // Each subcommand is parsed whole (flags, arguments and environment) into a
 // plan of plain values first, then the plan runs: loadcmd.go for burst,
 // closed, open and compare, scenariocmd.go for scenario, backgroundcmd.go
-// for background, mergecmd.go for merge.
+// for background, mergecmd.go for merge, faultscmd.go for faults.
 package main
 
 import (
@@ -43,6 +43,8 @@ modes:
                                    with JSON, Markdown and HTML results
   background -rate 4 name=URL...   the lab's gentle, endless background mix, until stopped
   merge    A.json B.json ...       the reports of several generators of one load, merged
+  faults   [-faults restart,...]   the database fails under load: the README's
+                                   reliability tables (make faults)
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
 missed, 2 usage error.
@@ -79,6 +81,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return p.execute(ctx, stdout, stderr)
 	case "merge":
 		p, err := parseMerge(rest, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "faults":
+		p, err := parseFaultsCmd(rest, stderr)
 		if err != nil {
 			return parseFailed(mode, err, stderr)
 		}

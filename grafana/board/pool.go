@@ -62,5 +62,11 @@ func poolPanels() []cog.Builder[dashboard.Panel] {
 			quantile("0.99", "orderlab_db_pool_connection_hold_seconds", "job", "{{job}} p99"),
 			query(sel("job:orderlab_db_pool_connection_hold_seconds:mean1m"), "{{job}} mean"),
 		).OverrideByRegexp(".* mean", dashed()),
+
+		series("Database errors by class, and retries", units.OpsPerSecond, 24,
+			"Failed database calls per second (orderlab_db_errors_total, each attempt) by class: unavailable (no connection could be had: refused, timed out, the server starting or stopping), connection_lost (the connection broke before anything was committed), outcome_unknown (it broke after the transaction was sent), deadline, conflict, other (a bug). Dashed: calls sent a second time (orderlab_db_retries_total) by reason: connection_lost on a new connection, outcome_unknown for keyed orders through the replay path and for reads. A connection_lost error followed by its retry is invisible to clients; unavailable errors, and outcome_unknown ones that could not be retried, are what they see as 503s (alert DatabaseUnavailable).",
+			query(sumBy("job, class", rate(sel("orderlab_db_errors_total"))), "{{job}} {{class}}"),
+			query(sumBy("job, reason", rate(sel("orderlab_db_retries_total"))), "{{job}} retried: {{reason}}"),
+		).Min(0).OverrideByRegexp(".* retried: .*", dashed()),
 	}
 }

@@ -4,10 +4,10 @@
 // Postgres the tests may CREATE DATABASE on. A test that cannot reach it
 // fails; it never skips.
 //
-// Creating and dropping databases is pgdb's; this package adds the test
-// side: testing.TB, t.Cleanup and the advice to print when there is no
-// server. Other throwaway servers for tests (a private cluster, a proxy in
-// front of one) belong here too, beside New.
+// Creating and dropping databases is pgdb's, running a private cluster
+// pgcluster's and a proxy with network faults faultproxy's; this package
+// adds the test side: testing.TB, t.Cleanup and the advice to print when
+// there is no server.
 package pgtest
 
 import (
@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/pgcluster"
 	"github.com/orderlab/orderlab/internal/pgdb"
 )
 
@@ -52,9 +53,17 @@ func New(t testing.TB) string {
 	if err := Check(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return NewOn(t, BaseURL())
+}
+
+// NewOn is New on the server adminURL points at (a Cluster's URL).
+func NewOn(t testing.TB, adminURL string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	db, err := pgdb.Create(ctx, BaseURL(), "orderlab_test_"+hex.EncodeToString(b))
+	db, err := pgdb.Create(ctx, adminURL, "orderlab_test_"+hex.EncodeToString(b))
 	if err != nil {
 		t.Fatalf("create test database: %v", err)
 	}
@@ -66,4 +75,26 @@ func New(t testing.TB) string {
 		}
 	})
 	return db.URL
+}
+
+// NewCluster starts a throwaway PostgreSQL cluster of t's own (initdb and
+// pg_ctl, see pgcluster), for a test that stops or restarts its server. It
+// is destroyed when t ends. It fails t when no PostgreSQL binaries are
+// installed. Tests that can share one should: initdb takes seconds.
+func NewCluster(t testing.TB) *pgcluster.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := pgcluster.New(ctx)
+	if err != nil {
+		t.Fatalf("start a throwaway Postgres cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := c.Destroy(ctx); err != nil {
+			t.Errorf("destroy the throwaway cluster: %v\nserver log: %s", err, c.Log())
+		}
+	})
+	return c
 }

@@ -16,9 +16,13 @@ import (
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, apptest.ProxyLeaks) }
 
 func TestAPI(t *testing.T) { apptest.APISuite(t, service, map[string]string{"ENQUEUE_WAIT": "10s"}) }
+
+// The database fails under load: killed backends, network faults, a
+// restart (README, When the database fails).
+func TestDatabaseFaults(t *testing.T) { apptest.FaultSuite(t, service, nil) }
 
 func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
 	apptest.ShutdownKeepsAcknowledged(t, service, map[string]string{"ENQUEUE_WAIT": "5s"})

@@ -15,9 +15,15 @@ import (
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, apptest.ProxyLeaks) }
 
 func TestAPI(t *testing.T) { apptest.APISuite(t, service, map[string]string{"LIMIT_WAIT": "10s"}) }
+
+// The database fails under load: killed backends, network faults, a
+// restart (README, When the database fails).
+func TestDatabaseFaults(t *testing.T) {
+	apptest.FaultSuite(t, service, map[string]string{"LIMIT_WAIT": "5s"})
+}
 
 func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
 	apptest.ShutdownKeepsAcknowledged(t, service, map[string]string{"LIMIT_WAIT": "5s"})

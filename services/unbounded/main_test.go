@@ -12,9 +12,13 @@ import (
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, apptest.ProxyLeaks) }
 
 func TestAPI(t *testing.T) { apptest.APISuite(t, service, nil) }
+
+// The database fails under load: killed backends, network faults, a
+// restart (README, When the database fails).
+func TestDatabaseFaults(t *testing.T) { apptest.FaultSuite(t, service, nil) }
 
 func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
 	apptest.ShutdownKeepsAcknowledged(t, service, nil)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/orderlab/orderlab/services/internal/fault"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
@@ -136,7 +137,7 @@ func handleWorkAPI(defaultDelay time.Duration, inSyscall bool) gin.HandlerFunc {
 		case <-t.C:
 			c.JSON(http.StatusOK, workResponse{Waited: d.String()})
 		case <-c.Request.Context().Done():
-			timeoutProblem(c, c.Request.Context().Err())
+			timeoutProblem(c, c.Request.Context().Err(), "")
 		}
 	}
 }
@@ -166,22 +167,33 @@ func handleLivez() gin.HandlerFunc {
 	return func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
 }
 
-// handleReadyz: 200 when the service takes traffic and Postgres answers.
+// handleReadyz: 200 when the service takes traffic and Postgres answers
+// within ReadyTimeout; otherwise 503, database-unavailable when Postgres is
+// the reason.
 func handleReadyz(db Pinger, ready func() bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !ready() {
 			writeProblem(c, Problem{Title: "Not ready", Status: http.StatusServiceUnavailable, Detail: "shutting down"})
 			return
 		}
-		ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(c.Request.Context(), ReadyTimeout)
 		defer cancel()
 		if err := db.Ping(ctx); err != nil {
-			writeProblem(c, Problem{Title: "Not ready", Status: http.StatusServiceUnavailable, Detail: "postgres unreachable: " + err.Error()})
+			setRetryAfter(c, DatabaseRetryAfter)
+			writeProblem(c, Problem{
+				Type: problemBase + "database-unavailable", Title: "Not ready", Status: http.StatusServiceUnavailable,
+				Detail: "postgres does not answer: " + err.Error(),
+			})
 			return
 		}
 		c.JSON(http.StatusOK, gin.H{"status": "ready"})
 	}
 }
+
+// ReadyTimeout bounds /readyz's ping: a database that does not answer
+// within it is reported unavailable, as a probe with Kubernetes' default
+// one-second timeout would conclude anyway.
+const ReadyTimeout = time.Second
 
 // durationParam reads an optional Go duration ("20ms") from the query,
 // between 0 and MaxDelay.
@@ -216,7 +228,9 @@ func validationProblem(c *gin.Context, err error) {
 func backendProblem(c *gin.Context, log *slog.Logger, err error) {
 	var rejected *overload.RejectedError
 	var starved *overload.PoolTimeoutError
+	class, fromDB := fault.ClassOf(err)
 	switch {
+	case fromDB && faultProblem(c, log, class, err):
 	case errors.As(err, &rejected):
 		rejectedProblem(c, rejected)
 	case errors.As(err, &starved):
@@ -231,21 +245,26 @@ func backendProblem(c *gin.Context, log *slog.Logger, err error) {
 			Detail: "this Idempotency-Key was used with a different request body",
 			Errors: []order.FieldError{{Field: "Idempotency-Key", Detail: "was used with a different request body"}},
 		})
+	case fromDB && class == fault.Deadline && c.Request.Method == http.MethodPost:
+		// The deadline passed while the database ran the write.
+		timeoutProblem(c, err, "; the order may or may not be stored: send it again with the same Idempotency-Key to find out")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		timeoutProblem(c, err)
+		timeoutProblem(c, err, "")
 	case errors.Is(err, overload.ErrShuttingDown):
 		setRetryAfter(c, overload.MinRetryAfter)
 		writeProblem(c, Problem{Title: "Service unavailable", Status: http.StatusServiceUnavailable, Detail: err.Error()})
 	default:
 		log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "err", err)
 		writeProblem(c, Problem{Title: "Internal server error", Status: http.StatusInternalServerError,
-			Detail: "the order could not be processed; it was not stored"})
+			Detail: "the request failed on an internal error, which was logged"})
 	}
 }
 
-func timeoutProblem(c *gin.Context, err error) {
+// timeoutProblem answers a request whose deadline passed; more is added to
+// the detail.
+func timeoutProblem(c *gin.Context, err error, more string) {
 	writeProblem(c, Problem{
 		Type: problemBase + "timeout", Title: "Request timed out", Status: http.StatusServiceUnavailable,
-		Detail: "the request did not finish within its deadline: " + err.Error(),
+		Detail: "the request did not finish within its deadline: " + err.Error() + more,
 	})
 }

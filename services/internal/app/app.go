@@ -156,7 +156,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	// Database: wait for it, migrate, open the instrumented pool.
 	store, err := postgres.Open(ctx, postgres.Config{
 		URL: cfg.DatabaseURL, MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns),
-		StartupTimeout: cfg.StartupTimeout,
+		StartupTimeout: cfg.StartupTimeout, ApplicationName: "orderlab-" + svc.Model,
 	}, log, reg, tp)
 	if err != nil {
 		return err

@@ -8,10 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/services/internal/app"
@@ -46,7 +45,14 @@ type Instance struct {
 // answers 200. The service is stopped when t ends.
 func Start(t testing.TB, svc app.Service, env map[string]string) *Instance {
 	t.Helper()
-	dbURL := pgtest.New(t)
+	return StartOn(t, pgtest.New(t), svc, env)
+}
+
+// StartOn is Start against the database dbURL, which Instance.DB also
+// uses. env may set the service's DATABASE_URL to another way to the same
+// database (a faultproxy in front of it).
+func StartOn(t testing.TB, dbURL string, svc app.Service, env map[string]string) *Instance {
+	t.Helper()
 	addrs, err := proc.LoopbackAddrs(2)
 	if err != nil {
 		t.Fatal(err)
@@ -273,11 +279,5 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// OrderBody is a valid order with n items.
-func OrderBody(customer string, n int) string {
-	items := make([]string, n)
-	for k := range items {
-		items[k] = fmt.Sprintf(`{"sku":"SKU-%d","quantity":%d,"unit_price_cents":%d}`, k, k+1, 100*(k+1))
-	}
-	return fmt.Sprintf(`{"customer_id":%q,"items":[%s]}`, customer, strings.Join(items, ","))
-}
+// OrderBody is a valid order with n items (ledger.Body).
+func OrderBody(customer string, n int) string { return ledger.Body(customer, n) }

@@ -290,6 +290,8 @@ var SharedFamilies = []string{
 	"orderlab_db_pool_acquire_wait_seconds",
 	"orderlab_db_pool_connection_hold_seconds",
 	"orderlab_db_pool_acquires_in_progress",
+	"orderlab_db_errors_total",
+	"orderlab_db_retries_total",
 	"go_goroutines",
 	"go_threads",
 	"process_resident_memory_bytes",

@@ -128,10 +128,12 @@ func (p *Pipeline) commit(batch []*job) {
 	}
 	span.RecordError(err)
 	span.SetStatus(codes.Error, "batch failed")
-	if len(live) == 1 || !postgres.RetrySafe(err) {
-		// Alone, the order's own error is the answer; and when the batch
-		// may have committed (the connection broke mid-flight), sending
-		// it again could store every order twice.
+	if len(live) == 1 || !postgres.Refused(err) {
+		// Alone, the order's own error is the answer. A batch that failed
+		// for another reason than its data (the database, the connection,
+		// the deadline) was already retried by the store where that was
+		// safe (README, When the database fails): sending it order by
+		// order would fail the same way, or store orders twice.
 		for _, j := range live {
 			j.done <- result{err: err}
 			p.releaseAudit(j)

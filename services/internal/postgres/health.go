@@ -8,28 +8,36 @@ import (
 )
 
 // healthConn is one connection outside the pool, used only by readiness
-// checks, redialled after a failure.
+// checks.
 type healthConn struct {
 	cfg  *pgx.ConnConfig
 	mu   sync.Mutex
 	conn *pgx.Conn
 }
 
+// ping pings the kept connection; when that fails (a killed backend, a
+// restarted server), it tries once more on a fresh one within ctx, as the
+// store does for its calls: only a database that does not answer a new
+// connection is reported.
 func (h *healthConn) ping(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.conn == nil || h.conn.IsClosed() {
-		c, err := pgx.ConnectConfig(ctx, h.cfg)
-		if err != nil {
-			return err
+	if h.conn != nil {
+		err := h.conn.Ping(ctx)
+		if err == nil {
+			return nil
 		}
-		h.conn = c
-	}
-	if err := h.conn.Ping(ctx); err != nil {
 		_ = h.conn.Close(context.WithoutCancel(ctx))
 		h.conn = nil
+		if ctx.Err() != nil {
+			return err
+		}
+	}
+	c, err := pgx.ConnectConfig(ctx, h.cfg)
+	if err != nil {
 		return err
 	}
+	h.conn = c
 	return nil
 }
 

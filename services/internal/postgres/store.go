@@ -7,14 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/services/internal/fault"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
@@ -27,12 +28,24 @@ type Config struct {
 	MinConns int32
 	// StartupTimeout bounds how long Open waits for the database to answer.
 	StartupTimeout time.Duration
+	// ApplicationName names the service's sessions in pg_stat_activity,
+	// unless URL sets application_name.
+	ApplicationName string
 }
 
-// Store runs the services' SQL over an instrumented pgx pool.
+// Store runs the services' SQL over an instrumented pgx pool. It classifies
+// every database error (fault.Class, in errors.go) and retries what is safe
+// to retry (retry.go).
 type Store struct {
 	pool   *pgxpool.Pool
 	health *healthConn
+	m      *metrics
+	// brokenAt is when a connection was last found broken (Unix ns): the
+	// pool pings every connection idle since before it (shouldPing).
+	brokenAt atomic.Int64
+	sweeper  sweeper
+	tracer   *poolTracer
+	maxConns int32
 }
 
 // Open waits for the database (bounded, logged retries), applies the
@@ -48,6 +61,10 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	// default). pgconn.CancelRequestContextWatcherHandler would keep it, but
 	// holds it 100ms more after each cancel to avoid canceling the next
 	// query: under starvation that costs the pool more than a reconnect.
+	configureConn(pc.ConnConfig, cfg.ApplicationName)
+	st := &Store{m: newMetrics(), maxConns: pc.MaxConns}
+	pc.ShouldPing = st.shouldPing
+	pc.PingTimeout = sweepTimeout
 	healthCfg := pc.ConnConfig.Copy()
 
 	conn, err := connectWithRetry(ctx, healthCfg, cfg.StartupTimeout, log)
@@ -61,16 +78,34 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 
 	tracer := newPoolTracer(tp)
 	pc.ConnConfig.Tracer = tracer
+	pc.BeforeClose = func(c *pgx.Conn) { tracer.dialed.Delete(c) }
+	st.tracer = tracer
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	if err := telemetry.Register(reg, tracer, newStatsCollector(pool)); err != nil {
+	if err := telemetry.Register(reg, tracer, newStatsCollector(pool), st.m.errors, st.m.retries); err != nil {
 		pool.Close()
+		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	return &Store{pool: pool, health: &healthConn{cfg: healthCfg, conn: conn}}, nil
+	st.pool, st.health = pool, &healthConn{cfg: healthCfg, conn: conn}
+	return st, nil
+}
+
+// shouldPing is the pool's ShouldPing: besides pgxpool's default (a
+// connection idle for over a second), it pings every connection that has
+// been idle since before a connection was last found broken. A killed
+// backend or a restarted server breaks all of them at once, and a ping is
+// cheaper than a request that fails on one: a dead connection is dropped
+// at acquire, before anything is sent on it.
+func (s *Store) shouldPing(_ context.Context, p pgxpool.ShouldPingParams) bool {
+	if p.IdleDuration > time.Second {
+		return true
+	}
+	broken := s.brokenAt.Load()
+	return broken != 0 && p.IdleDuration >= time.Duration(nowNano()-broken)
 }
 
 // connectWithRetry dials until the database answers or timeout passes,
@@ -100,26 +135,50 @@ func connectWithRetry(ctx context.Context, cfg *pgx.ConnConfig, timeout time.Dur
 
 // Close closes the pool and the health connection.
 func (s *Store) Close() {
+	s.sweeper.close()
 	s.pool.Close()
 	s.health.close()
 }
 
 // Ping says whether Postgres answers. It uses a connection of its own, so a
-// starved pool does not make the service look unreachable.
-func (s *Store) Ping(ctx context.Context) error { return s.health.ping(ctx) }
+// starved pool does not make the service look unreachable. Its error is a
+// *fault.Error of class Unavailable.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.health.ping(ctx); err != nil {
+		return &fault.Error{Class: fault.Unavailable, Err: err}
+	}
+	return nil
+}
 
 // acquire takes a pooled connection; when ctx's deadline passes while it
-// waits, the error is an *overload.PoolTimeoutError saying how long.
-func (s *Store) acquire(ctx context.Context) (*pgxpool.Conn, error) {
+// waits, the error is an *overload.PoolTimeoutError saying how long, and
+// when no connection can be had, a *fault.Error of class Unavailable.
+//
+// A retry passes the time of its failure as after, and gets a connection
+// that began to connect since: an older one may belong to the same fault
+// still unfolding (a backend that a kill or a shutdown has signalled, and
+// that answers a ping or finishes its start-up before it dies). The older
+// idle ones it meets are closed.
+func (s *Store) acquire(ctx context.Context, after time.Time) (*pgxpool.Conn, error) {
 	start := time.Now()
-	c, err := s.pool.Acquire(ctx)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, &overload.PoolTimeoutError{Waited: time.Since(start)}
+	for range s.maxConns + 1 {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					return nil, &overload.PoolTimeoutError{Waited: time.Since(start)}
+				}
+				return nil, ctx.Err()
+			}
+			return nil, s.faultErr(ctx, fmt.Errorf("acquire connection: %w", err), connecting, true)
 		}
-		return nil, fmt.Errorf("acquire connection: %w", err)
+		if after.IsZero() || s.tracer.dialedAfter(c.Conn(), after) {
+			return c, nil
+		}
+		_ = c.Conn().Close(ctx) // the pool drops a closed connection on release
+		c.Release()
 	}
-	return c, nil
+	return nil, s.faultErr(ctx, errors.New("acquire connection: no connection opened since the failure"), connecting, true)
 }
 
 // Result is the outcome of inserting one order.Request.
@@ -160,7 +219,7 @@ func insertArgs(n order.Request) []any {
 
 // CreateOrder inserts one order and its items in one transaction. When delay
 // is positive the transaction first runs pg_sleep, so that the request holds
-// its connection that long, like a slow query.
+// its connection that long, like a slow query. Errors are CreateOrders'.
 func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay time.Duration) (Result, error) {
 	rs, err := s.CreateOrders(ctx, []order.Request{n}, delay)
 	if err != nil {
@@ -169,22 +228,18 @@ func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay time.Dur
 	return rs[0], rs[0].Err
 }
 
-// CreateOrders inserts orders in one transaction and one round trip,
-// sleeping delay first when it is positive. It sends one pgx Batch outside
-// any explicit transaction: pgx documents that a batch then runs in one
-// implicit transaction (its statements share a single Sync), which saves the
-// BEGIN and COMMIT round trips that would otherwise lengthen every
-// connection hold. After each keyed insert the batch also reads the order
-// stored under that key: READ COMMITTED gives every statement a fresh
-// snapshot, so the read sees the row the insert conflicted with, and a
-// replay needs no second round trip after the commit.
+// createOrders is one attempt of CreateOrders (retry.go), on one pooled
+// connection (opened after after, for a retry: see acquire).
 //
-// The error is the transaction's: when it is not nil nothing was committed,
-// or (a connection lost mid-flight) it is unknown whether it was; see
-// RetrySafe. A per-order problem that does not abort the transaction (an
-// Idempotency-Key reused with another body) is reported in that Result.
-func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time.Duration) ([]Result, error) {
-	conn, err := s.acquire(ctx)
+// It sends one pgx Batch outside any explicit transaction: pgx documents
+// that a batch then runs in one implicit transaction (its statements share
+// a single Sync), which saves the BEGIN and COMMIT round trips that would
+// otherwise lengthen every connection hold. After each keyed insert the
+// batch also reads the order stored under that key: READ COMMITTED gives
+// every statement a fresh snapshot, so the read sees the row the insert
+// conflicted with, and a replay needs no second round trip after the commit.
+func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay time.Duration, after time.Time) ([]Result, error) {
+	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return nil, err
 	}
@@ -202,22 +257,14 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time
 	}
 	br := conn.SendBatch(ctx, &b)
 	results, err := readBatch(br, ns, delay)
+	at := running
 	if cerr := br.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("insert orders: %w", cerr)
+		err, at = fmt.Errorf("insert orders: %w", cerr), committing
 	}
 	if err != nil {
-		return nil, deadline(ctx, err)
+		return nil, s.faultErr(ctx, err, at, conn.Conn().IsClosed())
 	}
 	return results, nil
-}
-
-// deadline reports a query that the server canceled because ctx ended as
-// ctx's error, which is what it is: the request ran out of time.
-func deadline(ctx context.Context, err error) error {
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w (%v)", cerr, err)
-	}
-	return err
 }
 
 func readBatch(br pgx.BatchResults, ns []order.Request, delay time.Duration) ([]Result, error) {
@@ -257,32 +304,22 @@ func readBatch(br pgx.BatchResults, ns []order.Request, delay time.Duration) ([]
 	return results, nil
 }
 
-// RetrySafe says whether an error from CreateOrders certainly left nothing
-// committed, so that its orders may be sent again: the server refused the
-// transaction, no connection was had, or nothing reached the server.
-func RetrySafe(err error) bool {
-	var pgErr *pgconn.PgError
-	var starved *overload.PoolTimeoutError
-	return errors.As(err, &pgErr) || errors.As(err, &starved) || pgconn.SafeToRetry(err)
-}
-
-// HoldConnection takes a pooled connection and holds it for d with pg_sleep:
-// a database call that takes d.
-func (s *Store) HoldConnection(ctx context.Context, d time.Duration) error {
-	conn, err := s.acquire(ctx)
+// holdConnection is one attempt of HoldConnection (retry.go).
+func (s *Store) holdConnection(ctx context.Context, d time.Duration, after time.Time) error {
+	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return err
 	}
 	defer conn.Release()
 	if _, err := conn.Exec(ctx, "SELECT pg_sleep($1)", d.Seconds()); err != nil {
-		return deadline(ctx, fmt.Errorf("pg_sleep: %w", err))
+		return s.faultErr(ctx, fmt.Errorf("pg_sleep: %w", err), running, conn.Conn().IsClosed())
 	}
 	return nil
 }
 
-// GetOrder returns the order with id, or order.ErrNotFound.
-func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
-	conn, err := s.acquire(ctx)
+// getOrder is one attempt of GetOrder (retry.go).
+func (s *Store) getOrder(ctx context.Context, id int64, after time.Time) (order.Order, error) {
+	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return order.Order{}, err
 	}
@@ -292,7 +329,7 @@ func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
 		return order.Order{}, order.ErrNotFound
 	}
 	if err != nil {
-		return order.Order{}, deadline(ctx, fmt.Errorf("select order: %w", err))
+		return order.Order{}, s.faultErr(ctx, fmt.Errorf("select order: %w", err), running, conn.Conn().IsClosed())
 	}
 	return o, nil
 }

@@ -16,8 +16,11 @@ import (
 	"github.com/orderlab/orderlab/services/internal/order"
 )
 
-func open(t *testing.T, url string) *Store {
-	st, err := Open(context.Background(), Config{URL: url, MaxConns: 4, StartupTimeout: 10 * time.Second},
+func open(t *testing.T, url string) *Store { return openNamed(t, url, "orderlab-test") }
+
+// openNamed opens a store whose sessions carry appName in pg_stat_activity.
+func openNamed(t *testing.T, url, appName string) *Store {
+	st, err := Open(context.Background(), Config{URL: url, MaxConns: 4, StartupTimeout: 10 * time.Second, ApplicationName: appName},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry(), noop.NewTracerProvider())
 	if err != nil {
 		t.Fatal(err)

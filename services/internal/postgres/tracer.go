@@ -34,6 +34,11 @@ type poolTracer struct {
 
 	mu   sync.Mutex
 	held map[*pgx.Conn]time.Time
+
+	// dialed holds when each open connection began to connect (*pgx.Conn
+	// to time.Time), for a retry that wants a connection begun after its
+	// failure (Store.acquire).
+	dialed sync.Map
 }
 
 var (
@@ -47,7 +52,10 @@ var (
 	_ prometheus.Collector  = (*poolTracer)(nil)
 )
 
-type acquireStartKey struct{}
+type (
+	acquireStartKey struct{}
+	connectStartKey struct{}
+)
 
 func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 	return &poolTracer{
@@ -102,6 +110,26 @@ func (t *poolTracer) TraceAcquireEnd(ctx context.Context, pool *pgxpool.Pool, da
 		t.mu.Unlock()
 	}
 	t.Tracer.TraceAcquireEnd(ctx, pool, data)
+}
+
+// TraceConnectStart implements pgx.ConnectTracer.
+func (t *poolTracer) TraceConnectStart(ctx context.Context, data pgx.TraceConnectStartData) context.Context {
+	ctx = context.WithValue(ctx, connectStartKey{}, time.Now())
+	return t.Tracer.TraceConnectStart(ctx, data)
+}
+
+// TraceConnectEnd implements pgx.ConnectTracer.
+func (t *poolTracer) TraceConnectEnd(ctx context.Context, data pgx.TraceConnectEndData) {
+	if start, ok := ctx.Value(connectStartKey{}).(time.Time); ok && data.Err == nil && data.Conn != nil {
+		t.dialed.Store(data.Conn, start)
+	}
+	t.Tracer.TraceConnectEnd(ctx, data)
+}
+
+// dialedAfter says whether c began to connect after when.
+func (t *poolTracer) dialedAfter(c *pgx.Conn, when time.Time) bool {
+	start, ok := t.dialed.Load(c)
+	return ok && start.(time.Time).After(when)
 }
 
 // TraceRelease implements pgxpool.ReleaseTracer.

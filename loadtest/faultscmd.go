@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/faults"
+)
+
+const faultsUsage = `usage: loadtest faults [flags]
+
+Measures what the services do when their database fails (README, When the
+database fails): for each fault and service, the service from -bin against a
+throwaway Postgres cluster (initdb and pg_ctl from the installed PostgreSQL),
+-rate keyed orders a second, the fault injected and lifted, and every answer
+held to the table. Prints one Markdown table per fault. Exit status 1 when an
+acknowledged order is missing, an order is stored twice or despite a "not
+stored" answer, or an answer is a 500.
+
+faults: kill-backends, restart, outage-3s, blackhole, latency-50ms
+
+flags:
+`
+
+// faultsPlan is a parsed faults subcommand.
+type faultsPlan struct {
+	cfg faults.Config
+}
+
+func parseFaultsCmd(args []string, stderr io.Writer) (*faultsPlan, error) {
+	fs := flag.NewFlagSet("loadtest faults", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, faultsUsage); fs.PrintDefaults() }
+	p := &faultsPlan{}
+	c := &p.cfg
+	var services, only string
+	fs.StringVar(&c.BinDir, "bin", "bin", "directory of the built services (make build)")
+	fs.StringVar(&services, "services", "unbounded,semaphore,pipeline", "services to run, comma-separated")
+	fs.StringVar(&only, "faults", "all", "faults to inject, comma-separated, or all")
+	fs.IntVar(&c.Rate, "rate", 100, "keyed orders per second")
+	fs.DurationVar(&c.Before, "before", 3*time.Second, "load before the fault")
+	fs.DurationVar(&c.After, "after", 5*time.Second, "load after the fault ends")
+	timeout := fs.Duration("request-timeout", 5*time.Second, "the services' REQUEST_TIMEOUT: how long a request may hang on a silent network")
+	fs.StringVar(&c.LogDir, "logs", filepath.Join(os.TempDir(), "orderlab-faults"), "directory for the services' logs")
+	pos, _, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, usagef("", "unexpected argument %q", pos[0])
+	}
+	if c.Rate < 1 {
+		return nil, usagef("rate", "must be at least 1")
+	}
+	if c.Services = strings.Split(services, ","); services == "" {
+		return nil, usagef("services", "name at least one service")
+	}
+	if only == "all" {
+		c.Faults = faults.Catalog
+	} else {
+		for _, name := range strings.Split(only, ",") {
+			f, ok := findFault(name)
+			if !ok {
+				return nil, usagef("faults", "unknown fault %q", name)
+			}
+			c.Faults = append(c.Faults, f)
+		}
+	}
+	c.Env = map[string]string{"REQUEST_TIMEOUT": timeout.String()}
+	return p, nil
+}
+
+func findFault(name string) (faults.Fault, bool) {
+	for _, f := range faults.Catalog {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return faults.Fault{}, false
+}
+
+func (p *faultsPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
+	p.cfg.Progress = stderr
+	start := time.Now()
+	rs, err := faults.Run(ctx, p.cfg)
+	if werr := faults.WriteMarkdown(stdout, rs, p.cfg.Faults, p.cfg); werr != nil && err == nil {
+		err = werr
+	}
+	fmt.Fprintf(stdout, "\n%d run(s) in %s; service logs in %s\n", len(rs), time.Since(start).Round(time.Second), p.cfg.LogDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadtest faults: %v\n", err)
+		return exitFail
+	}
+	for _, r := range rs {
+		if !r.OK() {
+			fmt.Fprintf(stderr, "loadtest faults: %s under %s: the table contradicts an answer, or a 500\n", r.Service, r.Fault)
+			return exitFail
+		}
+	}
+	return exitOK
+}
