@@ -1,0 +1,86 @@
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// netHTTPServer is net/http's Server, with its connection states counted.
+type netHTTPServer struct {
+	srv *http.Server
+	ln  net.Listener
+	m   *metrics
+
+	mu     sync.Mutex
+	active map[net.Conn]bool // open connections: whether a request is in progress
+}
+
+func newNetHTTP(cfg Config, ln net.Listener, h http.Handler, m *metrics) *netHTTPServer {
+	s := &netHTTPServer{ln: ln, m: m, active: make(map[net.Conn]bool)}
+	lim := cfg.Limits
+	s.srv = &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    lim.MaxHeaderBytes,
+		ConnState:         s.connState,
+		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
+	}
+	return s
+}
+
+func (s *netHTTPServer) Serve() error {
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown is http.Server.Shutdown: it closes the listener and the idle
+// connections, and waits for the active ones to finish their request.
+func (s *netHTTPServer) Shutdown(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	_ = s.ln.Close() // when Serve never ran, Shutdown did not know the listener
+	return err
+}
+
+func (s *netHTTPServer) Addr() net.Addr { return s.ln.Addr() }
+
+// connState follows each connection through net/http's states: new and
+// idle count as idle, active while a request is read or handled.
+func (s *netHTTPServer) connState(c net.Conn, state http.ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was, open := s.active[c]
+	switch state {
+	case http.StateNew:
+		s.active[c] = false
+		s.m.connection(1, 0)
+	case http.StateActive:
+		s.active[c] = true
+		if !was {
+			s.m.connection(0, 1)
+		}
+	case http.StateIdle:
+		s.active[c] = false
+		if was {
+			s.m.connection(0, -1)
+		}
+	case http.StateHijacked, http.StateClosed:
+		if !open {
+			return
+		}
+		delete(s.active, c)
+		if was {
+			s.m.connection(-1, -1)
+		} else {
+			s.m.connection(-1, 0)
+		}
+	}
+}
