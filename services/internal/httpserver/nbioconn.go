@@ -44,23 +44,39 @@ type nbioConn struct {
 	start       time.Time // its first byte
 	headerBytes int
 	headersDone bool
-	deadline    int8
-	rejected    bool // answered 431 or 413; the connection is closing
+	deadline    int8        // which deadline the timer is armed for
+	timer       *time.Timer // closes the connection when the deadline passes
+	rejected    bool        // answered 431 or 413; the connection is closing
 }
 
 // armDeadline gives the request being read what net/http gives it: its
 // headers within ReadHeaderTimeout, and all of it within ReadTimeout, of
-// its first byte. The connection closes when the deadline passes.
+// its first byte; the connection closes when the deadline passes. The
+// timer is the connection's own, not nbio's read deadline, which nbhttp
+// sets to KeepaliveTime from the goroutine that accepted the connection
+// and may do so after the first request has arrived.
 func (c *nbioConn) armDeadline(lim Limits) {
-	switch {
-	case !c.headersDone && c.deadline != headerDeadline:
-		if d := cmp.Or(lim.ReadHeaderTimeout, lim.ReadTimeout); d > 0 {
-			_ = c.conn.SetReadDeadline(c.start.Add(d))
-			c.deadline = headerDeadline
-		}
-	case c.headersDone && c.deadline != requestDeadline && lim.ReadTimeout > 0:
-		_ = c.conn.SetReadDeadline(c.start.Add(lim.ReadTimeout))
-		c.deadline = requestDeadline
+	which, d := int8(requestDeadline), lim.ReadTimeout
+	if !c.headersDone {
+		which, d = headerDeadline, cmp.Or(lim.ReadHeaderTimeout, lim.ReadTimeout)
+	}
+	if d <= 0 || c.deadline == which {
+		return
+	}
+	c.deadline = which
+	left := time.Until(c.start.Add(d))
+	if c.timer == nil {
+		c.timer = time.AfterFunc(left, func() { _ = c.conn.Close() })
+	} else {
+		c.timer.Reset(left)
+	}
+}
+
+// disarm stops the deadline of a request read in full.
+func (c *nbioConn) disarm() {
+	if c.deadline != noDeadline {
+		c.timer.Stop()
+		c.deadline = noDeadline
 	}
 }
 
@@ -109,19 +125,19 @@ func (g *guard) OnContentLength(p *nbhttp.Parser, n int) {
 	g.Processor.OnContentLength(p, n)
 }
 
-// OnComplete: the request is read in full. The read deadline is cleared,
-// nbhttp's own idle deadline (KeepaliveTime from the last answer) included,
-// so that a long handler keeps its connection; nbhttp sets the idle
-// deadline again after the answer. Then nbhttp queues the handler.
+// OnComplete: the request is read in full. Its deadline stops, and so does
+// nbhttp's idle deadline (KeepaliveTime from the last answer), so that a
+// long handler keeps its connection; nbhttp sets the idle deadline again
+// after the answer. Then nbhttp queues the handler.
 func (g *guard) OnComplete(p *nbhttp.Parser) {
 	st := g.st
 	st.reading = false
+	st.disarm()
 	if st.rejected {
 		g.Processor.Clean(p)
 		return
 	}
 	st.served.Store(true)
-	st.deadline = noDeadline
 	_ = st.conn.SetReadDeadline(time.Time{})
 	g.Processor.OnComplete(p)
 }

@@ -15,12 +15,14 @@ type netHTTPServer struct {
 	ln  net.Listener
 	m   *metrics
 
-	mu     sync.Mutex
-	active map[net.Conn]bool // open connections: whether a request is in progress
+	// active holds, per open connection, whether a request is in progress.
+	// A sync.Map, not a map behind a mutex: every request changes its
+	// connection's state twice, from as many goroutines as connections.
+	active sync.Map // net.Conn -> bool
 }
 
 func newNetHTTP(cfg Config, ln net.Listener, h http.Handler, m *metrics) *netHTTPServer {
-	s := &netHTTPServer{ln: ln, m: m, active: make(map[net.Conn]bool)}
+	s := &netHTTPServer{ln: ln, m: m}
 	lim := cfg.Limits
 	s.srv = &http.Server{
 		Handler:           h,
@@ -55,31 +57,25 @@ func (s *netHTTPServer) Addr() net.Addr { return s.ln.Addr() }
 // connState follows each connection through net/http's states: new and
 // idle count as idle, active while a request is read or handled.
 func (s *netHTTPServer) connState(c net.Conn, state http.ConnState) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	was, open := s.active[c]
 	switch state {
 	case http.StateNew:
-		s.active[c] = false
+		s.active.Store(c, false)
 		s.m.connection(1, 0)
 	case http.StateActive:
-		s.active[c] = true
-		if !was {
+		if was, _ := s.active.Swap(c, true); was != true {
 			s.m.connection(0, 1)
 		}
 	case http.StateIdle:
-		s.active[c] = false
-		if was {
+		if was, _ := s.active.Swap(c, false); was == true {
 			s.m.connection(0, -1)
 		}
 	case http.StateHijacked, http.StateClosed:
-		if !open {
-			return
-		}
-		delete(s.active, c)
-		if was {
+		was, open := s.active.LoadAndDelete(c)
+		switch {
+		case !open:
+		case was == true:
 			s.m.connection(-1, -1)
-		} else {
+		default:
 			s.m.connection(-1, 0)
 		}
 	}
