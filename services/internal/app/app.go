@@ -71,6 +71,7 @@ type Config struct {
 	HTTPAddr        string
 	AdminAddr       string
 	HTTPServer      httpserver.Kind // the API listener's server (HTTP_SERVER)
+	HandlerPool     int             // nbio's handler goroutines at most (HTTP_HANDLER_POOL; 0: nbio's default)
 	DatabaseURL     string
 	DBMaxConns      int
 	DBMinConns      int
@@ -86,6 +87,7 @@ func loadConfig(env *Env, model string) Config {
 		HTTPAddr:        env.String("HTTP_ADDR", "127.0.0.1:8080"),
 		AdminAddr:       env.String("ADMIN_ADDR", "127.0.0.1:9090"),
 		HTTPServer:      httpserver.Kind(env.OneOf("HTTP_SERVER", string(httpserver.NetHTTP), kindNames()...)),
+		HandlerPool:     env.Int("HTTP_HANDLER_POOL", 0, 1, 1_000_000),
 		DatabaseURL:     env.Secret("DATABASE_URL", pgdb.DefaultURL),
 		DBMaxConns:      env.Int("DB_MAX_CONNS", 20, 1, 10_000),
 		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
@@ -103,6 +105,9 @@ func loadConfig(env *Env, model string) Config {
 			BufferBytes:    env.Int("REQUEST_BUFFER_BYTES", 0, 0, api.MaxBufferBytes),
 			BufferPooled:   env.OneOf("REQUEST_BUFFER_POOL", "false", "false", "true") == "true",
 		},
+	}
+	if c.HandlerPool > 0 && c.HTTPServer != httpserver.NBIO {
+		env.Fail("HTTP_HANDLER_POOL=%d: only HTTP_SERVER=nbio has a handler pool", c.HandlerPool)
 	}
 	if c.DBMinConns > c.DBMaxConns {
 		env.Fail("DB_MIN_CONNS=%d: want at most DB_MAX_CONNS (%d)", c.DBMinConns, c.DBMaxConns)
@@ -200,8 +205,8 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		_ = apiLn.Close()
 		return fmt.Errorf("ADMIN_ADDR: %w", err)
 	}
-	apiSrv, err := httpserver.New(httpserver.Config{Kind: cfg.HTTPServer, Limits: apiLimits(cfg), Log: log, Registry: reg},
-		apiLn, handler)
+	apiSrv, err := httpserver.New(httpserver.Config{Kind: cfg.HTTPServer, Limits: apiLimits(cfg), HandlerPool: cfg.HandlerPool,
+		Log: log, Registry: reg}, apiLn, handler)
 	if err != nil {
 		_ = apiLn.Close()
 		_ = adminLn.Close()

@@ -8,17 +8,18 @@ import (
 
 func TestEnvReportsEveryBadVariable(t *testing.T) {
 	vars := map[string]string{
-		"DB_MAX_CONNS":    "lots",
-		"REQUEST_TIMEOUT": "-1s",
-		"LOG_LEVEL":       "loud",
-		"WORK_CPU_ROUNDS": "0",
-		"HTTP_SERVER":     "fasthttp",
+		"DB_MAX_CONNS":      "lots",
+		"REQUEST_TIMEOUT":   "-1s",
+		"LOG_LEVEL":         "loud",
+		"WORK_CPU_ROUNDS":   "0",
+		"HTTP_SERVER":       "fasthttp",
+		"HTTP_HANDLER_POOL": "64",
 	}
 	env := NewEnv(func(k string) string { return vars[k] })
 	loadConfig(env, "unbounded")
 	err := env.Err()
 	if err == nil {
-		t.Fatal("no error for five bad variables")
+		t.Fatal("no error for six bad variables")
 	}
 	for _, want := range []string{
 		`DB_MAX_CONNS="lots": want an integer from 1 to 10000`,
@@ -26,6 +27,7 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 		`LOG_LEVEL="loud": want one of debug, info, warn, error`,
 		`WORK_CPU_ROUNDS="0"`,
 		`HTTP_SERVER="fasthttp": want one of net/http, nbio`,
+		`HTTP_HANDLER_POOL=64: only HTTP_SERVER=nbio has a handler pool`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
