@@ -267,6 +267,7 @@ func apiLimits(cfg Config) httpserver.Limits {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      cfg.API.RequestTimeout + 10*time.Second,
+		RequestTimeout:    cfg.API.RequestTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    16 << 10,
 		MaxBufferedBody:   4 * api.MaxBodyBytes,

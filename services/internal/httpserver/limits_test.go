@@ -114,3 +114,30 @@ func TestNBIOBufferedBodyLimit(t *testing.T) {
 		t.Fatalf("small body: %v %v", resp, err)
 	}
 }
+
+// Under nbio a request may wait for a handler goroutine; its deadline
+// (RequestTimeout) runs from when it was read in full, so a request that
+// waited longer than that starts with its context done.
+func TestNBIORequestDeadlineCountsThePoolWait(t *testing.T) {
+	lim := testLimits
+	lim.RequestTimeout = 200 * time.Millisecond
+	b := newBlocker()
+	ts := start(t, NBIO, lim, 1, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/first" {
+			b.ServeHTTP(w, r)
+			return
+		}
+		fmt.Fprint(w, r.Context().Err())
+	}))
+	first, second := dial(t, ts), dial(t, ts)
+	go func() { _, _, _ = first.try("GET", "/first") }()
+	<-b.entered
+	answer := make(chan string, 1)
+	go func() { _, body, _ := second.try("GET", "/second"); answer <- body }()
+	eventually(t, "the second request queued", func() bool { return ts.gauge(t, "orderlab_http_handler_pool_queued", "") == 1 })
+	time.Sleep(2 * lim.RequestTimeout) // its deadline passes while it waits
+	close(b.release)
+	if body := <-answer; body != "context deadline exceeded" {
+		t.Errorf("the queued request's context: %q, want its deadline exceeded", body)
+	}
+}

@@ -170,13 +170,32 @@ func (s *nbioServer) closeIdle() int {
 	return n
 }
 
-// wrap is the handler nbhttp calls on a pool goroutine.
+// wrap is the handler nbhttp calls on a pool goroutine. A request's
+// deadline (Limits.RequestTimeout) runs from when it was read in full, so
+// that its wait for this goroutine counts: a request that waited too long
+// is answered at once (503 from the API) instead of running late.
 func (s *nbioServer) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := &answer{ResponseWriter: w, r: r, draining: &s.draining, head: r.Method == http.MethodHead}
-		h.ServeHTTP(a, r)
+		req := r
+		if st := connOf(w); st != nil && s.lim.RequestTimeout > 0 {
+			ctx, cancel := context.WithDeadline(r.Context(), st.queued.Add(s.lim.RequestTimeout))
+			defer cancel()
+			req = r.WithContext(ctx)
+		}
+		h.ServeHTTP(a, req)
 		a.finish()
 	})
+}
+
+// connOf returns the state of the connection nbhttp's writer w answers on.
+func connOf(w http.ResponseWriter) *nbioConn {
+	if res, ok := w.(*nbhttp.Response); ok && res.Parser != nil {
+		if g, ok := res.Parser.Processor.(*guard); ok {
+			return g.st
+		}
+	}
+	return nil
 }
 
 // answer is nbhttp's ResponseWriter for one request, with two things
@@ -303,6 +322,7 @@ func (s *nbioServer) dispatch(st *nbioConn, execute func(func()) bool) func(func
 			s.m.poolQueued.Add(-1)
 			s.m.poolBusy.Add(1)
 			s.m.poolWait.Observe(time.Since(queued).Seconds())
+			st.queued = queued // for the handler, on this goroutine (a connection's jobs run one at a time)
 			defer func() {
 				s.m.poolBusy.Add(-1)
 				s.endRequest(st)

@@ -38,6 +38,9 @@ type nbioConn struct {
 	// Zero: the connection is idle.
 	busy   atomic.Int32
 	served atomic.Bool // a request was read in full
+	// queued is when the request now handled was read in full; the
+	// handler's goroutine's only.
+	queued time.Time
 
 	// The request being read; the poller goroutine's only.
 	reading     bool

@@ -48,6 +48,12 @@ type Limits struct {
 	// MaxHeaderBytes bounds the request line and headers (plus 4 KiB of
 	// slack, as net/http allows); more is answered 431.
 	MaxHeaderBytes int
+	// RequestTimeout, when set, is the deadline of a request's context from
+	// the moment it was read in full. Under net/http the handler starts at
+	// that moment; under nbio the request may first wait for a handler
+	// goroutine, and that wait counts. (The API sets its own deadline of
+	// REQUEST_TIMEOUT when its handler starts; the earlier one wins.)
+	RequestTimeout time.Duration
 	// MaxBufferedBody bounds the body nbio reads into memory before the
 	// handler runs (net/http streams bodies and leaves the bound to the
 	// handler). A larger Content-Length is answered 413 and the connection

@@ -115,19 +115,25 @@ func dial(t *testing.T, s Server) *client {
 // do sends a request and reads its answer, body included.
 func (c *client) do(t *testing.T, method, path string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, "http://test"+path, nil)
-	if err := req.Write(c); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(c.r, req)
+	resp, body, err := c.try(method, path)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
+	return resp, body
+}
+
+// try is do for a goroutine other than the test's: it returns the error.
+func (c *client) try(method, path string) (*http.Response, string, error) {
+	req, _ := http.NewRequest(method, "http://test"+path, nil)
+	if err := req.Write(c); err != nil {
+		return nil, "", err
 	}
-	return resp, string(body)
+	resp, err := http.ReadResponse(c.r, req)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := io.ReadAll(resp.Body)
+	return resp, string(body), err
 }
 
 // closedByServer reports whether the server closed c: a read ends with EOF
@@ -188,7 +194,7 @@ func TestActiveConnectionsAndHandlerPool(t *testing.T) {
 			answers := make(chan string, 2)
 			for _, p := range []string{"/first", "/second"} {
 				c := dial(t, ts)
-				go func() { _, body := c.do(t, "GET", p); answers <- body }()
+				go func() { _, body, _ := c.try("GET", p); answers <- body }()
 				if p == "/first" {
 					<-b.entered
 				}
@@ -231,7 +237,13 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 
 			busy := dial(t, ts)
 			answer := make(chan *http.Response, 1)
-			go func() { resp, _ := busy.do(t, "GET", "/slow"); answer <- resp }()
+			go func() {
+				resp, _, err := busy.try("GET", "/slow")
+				if err != nil {
+					resp = &http.Response{Status: err.Error()}
+				}
+				answer <- resp
+			}()
 			<-b.entered
 
 			shut := make(chan error, 1)
@@ -254,7 +266,7 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 			close(b.release)
 			resp := <-answer
 			if resp.StatusCode != 200 || !resp.Close {
-				t.Errorf("answer in flight = %d, Connection: close %v; want 200 and close", resp.StatusCode, resp.Close)
+				t.Errorf("answer in flight = %d %s, Connection: close %v; want 200 and close", resp.StatusCode, resp.Status, resp.Close)
 			}
 			if err := <-shut; err != nil {
 				t.Errorf("Shutdown = %v", err)
