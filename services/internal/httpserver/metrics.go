@@ -32,6 +32,15 @@ func (m *metrics) connection(open, active int64) {
 	}
 }
 
+// connections returns the open connections and, of them, the active ones.
+// The open count is exact; the active count may run ahead of a
+// connection's turn to idle by a moment (two goroutines see the turn), so
+// it is kept within the open count, and the states always add up to it.
+func (m *metrics) connections() (open, active int64) {
+	open = max(0, m.open.Load())
+	return open, min(max(0, m.active.Load()), open)
+}
+
 func newMetrics(reg prometheus.Registerer, kind Kind) (*metrics, error) {
 	m := &metrics{}
 	byState := func(state string, v func() float64) prometheus.Collector {
@@ -42,8 +51,8 @@ func newMetrics(reg prometheus.Registerer, kind Kind) (*metrics, error) {
 		}, v)
 	}
 	cs := []prometheus.Collector{
-		byState("active", func() float64 { return float64(m.active.Load()) }),
-		byState("idle", func() float64 { return float64(max(0, m.open.Load()-m.active.Load())) }),
+		byState("active", func() float64 { _, active := m.connections(); return float64(active) }),
+		byState("idle", func() float64 { open, active := m.connections(); return float64(open - active) }),
 	}
 	if kind == NBIO {
 		m.poolWait = prometheus.NewHistogram(telemetry.DurationHistogram("orderlab_http_handler_pool_wait_seconds",
