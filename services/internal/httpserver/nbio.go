@@ -36,7 +36,7 @@ type nbioServer struct {
 	done     chan struct{}
 }
 
-func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) (*nbioServer, error) {
+func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) *nbioServer {
 	size := cfg.HandlerPool
 	if size <= 0 {
 		size = 1024 * runtime.GOMAXPROCS(0)
@@ -69,15 +69,24 @@ func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) (*nbioServ
 		KeepaliveTime:   lim.IdleTimeout,
 		WriteTimeout:    lim.WriteTimeout,
 		MaxHTTPBodySize: lim.MaxBufferedBody,
-		// What one connection may have buffered of an incomplete request.
-		ReadLimit: lim.MaxHeaderBytes + headerSlack + lim.MaxBufferedBody,
+		ReadLimit:       readLimit(lim),
 	})
 	s.engine.OnOpen(s.opened)
 	s.engine.OnClose(s.closed)
 	// Every connection's bytes pass here first (nbhttp's own handler is
 	// the connection's DataHandler): see onData.
 	s.engine.Engine.OnData(s.onData)
-	return s, nil
+	return s
+}
+
+// readLimit is what one connection may have buffered of an incomplete
+// request: its headers and its body. Zero (nbio's default, 64 MiB) when
+// either is unbounded.
+func readLimit(lim Limits) int {
+	if lim.MaxHeaderBytes <= 0 || lim.MaxBufferedBody <= 0 {
+		return 0
+	}
+	return lim.MaxHeaderBytes + headerSlack + lim.MaxBufferedBody
 }
 
 func (s *nbioServer) Serve() error {

@@ -102,7 +102,7 @@ func New(cfg Config, ln net.Listener, h http.Handler) (Server, error) {
 	case NetHTTP, "":
 		return newNetHTTP(cfg, ln, h, m), nil
 	case NBIO:
-		return newNBIO(cfg, ln, h, m)
+		return newNBIO(cfg, ln, h, m), nil
 	}
 	return nil, fmt.Errorf("HTTP server %q: want %s or %s", cfg.Kind, NetHTTP, NBIO)
 }
