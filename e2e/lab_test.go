@@ -22,11 +22,12 @@ import (
 // labKnobs are the services' settings for the overload run: a small pool
 // (so overload is cheap to produce on a 2-core machine), the semaphore
 // bounded at the pool size, and a pipeline with two workers and a short
-// queue. Prometheus scrapes them with the lab's own config.
+// queue, served by nbio (so that the lab runs both HTTP servers and the
+// handler-pool panel has data). Prometheus scrapes them with the lab's own config.
 var labKnobs = map[string]map[string]string{
 	"unbounded": nil,
 	"semaphore": {"LIMIT": "4", "LIMIT_WAIT": "50ms"},
-	"pipeline":  {"WORKERS": "2", "QUEUE_CAPACITY": "64", "BATCH_MAX": "16", "ENQUEUE_WAIT": "10ms"},
+	"pipeline":  {"WORKERS": "2", "QUEUE_CAPACITY": "64", "BATCH_MAX": "16", "ENQUEUE_WAIT": "10ms", "HTTP_SERVER": "nbio"},
 }
 
 var labCommon = map[string]string{

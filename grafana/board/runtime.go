@@ -30,5 +30,18 @@ func runtimePanels() []cog.Builder[dashboard.Panel] {
 			"Sockets and files: client connections plus pool connections.",
 			query(sumBy("job", sel("process_open_fds")), "{{job}}"),
 		),
+		series("API connections: idle vs active", units.Short, 12,
+			"Open API connections: active ones have a request being read, queued or handled; idle ones are kept alive between requests. Under HTTP_SERVER=net/http every open connection holds a goroutine, idle or not; under nbio an idle one holds none (compare with Goroutines and Memory).",
+			query(sumBy("job, state", sel("orderlab_http_connections")), "{{job}} {{state}}"),
+		),
+		series("Handler pool (HTTP_SERVER=nbio)", units.Short, 12,
+			"nbio runs handlers on a bounded pool: goroutines running a request now (busy), requests read in full and waiting for a goroutine (queued), the pool's size (dashed) and, right axis, the p99 of that wait, which lies outside REQUEST_TIMEOUT and the latency panels. Empty for services on net/http, which runs each connection's handler on the connection's own goroutine.",
+			query(sumBy("job", sel("orderlab_http_handler_pool_busy")), "{{job}} busy"),
+			query(sumBy("job", sel("orderlab_http_handler_pool_queued")), "{{job}} queued"),
+			query(sumBy("job", sel("orderlab_http_handler_pool_size")), "{{job}} size"),
+			quantile("0.99", "orderlab_http_handler_pool_wait_seconds", "job", "{{job}} wait p99"),
+		).
+			OverrideByRegexp(".* size", dashed()).
+			OverrideByRegexp(".* wait p99", rightAxis(units.Seconds)),
 	}
 }

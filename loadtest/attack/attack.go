@@ -102,6 +102,8 @@ func (a *Attack) Run(ctx context.Context) (*Result, error) {
 		start = a.closed(ctx, tr)
 	case ModeOpen:
 		start = a.open(ctx, tr)
+	case ModeIdle:
+		start = a.idle(ctx, tr)
 	}
 	res := NewResult()
 	res.Mode = a.cfg.Mode

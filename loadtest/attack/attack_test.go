@@ -2,7 +2,9 @@ package attack
 
 import (
 	"context"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -308,5 +310,35 @@ func TestOnReleaseRunsAfterTheWarmUp(t *testing.T) {
 		if calls.Load() != 1 {
 			t.Errorf("%s: OnRelease called %d times, want once", mode, calls.Load())
 		}
+	}
+}
+
+// TestIdleRunHoldsItsConnections: an idle run takes its baseline before any
+// connection opens, sends one request on each of its connections, and
+// keeps them all open, without requests, until the hold ends.
+func TestIdleRunHoldsItsConnections(t *testing.T) {
+	var served, atRelease, idleOpen, peakIdle atomic.Int64
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { served.Add(1) }))
+	// Each connection serves one request, goes idle and stays so until it closes.
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateIdle:
+			n := idleOpen.Add(1)
+			for p := peakIdle.Load(); n > p && !peakIdle.CompareAndSwap(p, n); p = peakIdle.Load() {
+			}
+		case http.StateClosed:
+			idleOpen.Add(-1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	const conns = 100
+	res := run(t, Config{Mode: ModeIdle, Concurrency: conns, Duration: 200 * time.Millisecond, Target: Target{URL: s.URL},
+		OnRelease: func() { atRelease.Store(served.Load()) }})
+	if res.Status[200] != conns || served.Load() != conns || atRelease.Load() != 0 {
+		t.Fatalf("200s %d, served %d, served before the baseline %d; want %d, %d, 0", res.Status[200], served.Load(), atRelease.Load(), conns, conns)
+	}
+	if p := peakIdle.Load(); p != conns {
+		t.Errorf("at most %d connections were idle at once, want all %d", p, conns)
 	}
 }

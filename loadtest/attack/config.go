@@ -22,6 +22,10 @@ const (
 	// ModeOpen sends requests at the times a Pacer gives, independent of
 	// the answers, on at most Concurrency connections.
 	ModeOpen Mode = "open"
+	// ModeIdle opens Concurrency keep-alive connections with one request
+	// each and holds them open, idle, for Duration: what an idle
+	// connection costs the server.
+	ModeIdle Mode = "idle"
 )
 
 // RetryPolicy is what a worker does with a 429 or 503 answer.
@@ -52,7 +56,7 @@ type Config struct {
 	// the pool grows on demand up to it.
 	Concurrency int
 	Requests    int64         // closed, open: stop after this many requests (0: no bound)
-	Duration    time.Duration // closed: send no request after this long; open: the window requests fall due in (0: no bound)
+	Duration    time.Duration // closed: send no request after this long; open: the window requests fall due in (0: no bound); idle: the hold
 	Pacer       Pacer         // open: when each request is due
 	// Shard, in an open run, sends only this generator's share of the
 	// Pacer's schedule (and of Requests, which bounds the whole schedule).
@@ -89,15 +93,18 @@ type Config struct {
 // Validate reports the first problem with c, naming the setting.
 func (c Config) Validate() error {
 	switch c.Mode {
-	case ModeBurst, ModeClosed, ModeOpen:
+	case ModeBurst, ModeClosed, ModeOpen, ModeIdle:
 	default:
-		return fmt.Errorf("mode %q: want burst, closed or open", c.Mode)
+		return fmt.Errorf("mode %q: want burst, closed, open or idle", c.Mode)
 	}
 	if c.Concurrency < 1 {
 		return fmt.Errorf("concurrency %d: must be at least 1", c.Concurrency)
 	}
 	if c.Mode != ModeBurst && c.Requests <= 0 && c.Duration <= 0 {
 		return errors.New("a run needs a bound: requests or duration")
+	}
+	if c.Mode == ModeIdle && (c.Duration <= 0 || c.Requests > 0) {
+		return errors.New("an idle run needs a duration (how long the connections stay idle) and no request count")
 	}
 	if c.Requests < 0 || c.Duration < 0 || c.Timeout < 0 || c.Retries < 0 || c.RetryMaxWait < 0 {
 		return errors.New("requests, duration, timeout, retries and the retry wait must not be negative")
@@ -142,8 +149,8 @@ func (c Config) schedule() (Pacer, int64) {
 // of a request (of a refused connection; of a 429 or 503 only with a retry
 // policy, none by default), a retry wait of at most 10 s. Burst: 1000
 // requests, a warm-up round. Closed: 50 workers for 10 s. Open: at most 1000
-// connections, a 30 s window. A caller that bounds a closed or open run by
-// Requests alone clears Duration.
+// connections, a 30 s window. Idle: 1000 connections held for 10 s. A
+// caller that bounds a closed or open run by Requests alone clears Duration.
 func Defaults(mode Mode) Config {
 	cfg := Config{Mode: mode, Target: Target{Method: "GET"}, Timeout: 30 * time.Second, Client: ClientFast,
 		Retries: 5, Retry: RetryNone, RetryMaxWait: 10 * time.Second}
@@ -154,6 +161,8 @@ func Defaults(mode Mode) Config {
 		cfg.Concurrency, cfg.Duration = 50, 10*time.Second
 	case ModeOpen:
 		cfg.Concurrency, cfg.Duration = 1000, 30*time.Second
+	case ModeIdle:
+		cfg.Concurrency, cfg.Duration = 1000, 10*time.Second
 	}
 	return cfg
 }

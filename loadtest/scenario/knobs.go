@@ -13,7 +13,7 @@ var Knobs = []Knob{
 	{Name: "SHUTDOWN_TIMEOUT"}, {Name: "DB_DELAY"}, {Name: "WORK_DB_DELAY"},
 	{Name: "WORK_API_DELAY"}, {Name: "WORK_CPU_ROUNDS"}, {Name: "LOG_LEVEL"},
 	{Name: "AUDIT_DELAY"}, {Name: "REQUEST_BUFFER_BYTES"}, {Name: "REQUEST_BUFFER_POOL"},
-	{Name: "API_WAIT_MODE"},
+	{Name: "API_WAIT_MODE"}, {Name: "HTTP_SERVER"}, {Name: "HTTP_HANDLER_POOL"},
 	{Name: "LIMIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_WAIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_MIN", Services: []string{"semaphore"}},

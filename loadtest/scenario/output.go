@@ -186,6 +186,8 @@ func describe(p Phase) string {
 		if l.Ramp > 0 {
 			shape = fmt.Sprintf("open, %.0f→%.0f/s over %s on at most %d connections", l.RampFrom, l.Rate, l.Ramp.D(), l.Concurrency)
 		}
+	case "idle":
+		shape = fmt.Sprintf("once on each of %d connections, then held idle", l.Concurrency)
 	}
 	if l.Duration > 0 {
 		shape += ", " + l.Duration.D().String()

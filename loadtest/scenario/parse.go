@@ -157,8 +157,12 @@ func (p Phase) validate(where string) []error {
 		if l.Rate <= 0 || (l.Requests <= 0 && l.Duration <= 0) {
 			bad("an open load needs a rate and requests or duration")
 		}
+	case "idle":
+		if l.Duration <= 0 || l.Requests > 0 || l.Retry != "" {
+			bad("an idle load needs a duration (the hold), and no requests or retry")
+		}
 	default:
-		bad("load.mode %q: want burst, closed or open", l.Mode)
+		bad("load.mode %q: want burst, closed, open or idle", l.Mode)
 	}
 	switch attack.RetryPolicy(l.Retry) {
 	case "", attack.RetryNone, attack.RetryImmediate, attack.RetryHonor:

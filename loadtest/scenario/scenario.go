@@ -52,10 +52,10 @@ type Request struct {
 
 // Load is the shape of an HTTP phase (see loadtest's modes).
 type Load struct {
-	Mode        string   `yaml:"mode" json:"mode"`               // burst, closed, open
-	Concurrency int      `yaml:"concurrency" json:"concurrency"` // burst: requests; closed: workers; open: most connections
+	Mode        string   `yaml:"mode" json:"mode"`               // burst, closed, open, idle
+	Concurrency int      `yaml:"concurrency" json:"concurrency"` // burst: requests; closed: workers; open: most connections; idle: connections
 	Requests    int64    `yaml:"requests,omitempty" json:"requests,omitempty"`
-	Duration    Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Duration    Duration `yaml:"duration,omitempty" json:"duration,omitempty"`   // idle: how long the connections stay open after one request each
 	Rate        float64  `yaml:"rate,omitempty" json:"rate,omitempty"`           // open: requests per second
 	RampFrom    float64  `yaml:"ramp_from,omitempty" json:"ramp_from,omitempty"` // open: start of a linear ramp to Rate
 	Ramp        Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`

@@ -57,6 +57,8 @@ func decimals(n int) func(float64) string {
 
 func percent(v float64) string { return fmt.Sprintf("%.1f %%", v) }
 
+func kib(v float64) string { return fmt.Sprintf("%.1f KiB", v/1024) }
+
 var httpColumns = []httpColumn{
 	{head: "time", value: figure(func(r report.Run) float64 { return r.ElapsedSeconds }), format: report.FormatSeconds},
 	{head: "rps", value: figure(func(r report.Run) float64 { return r.Throughput }), format: decimals(0)},
@@ -83,7 +85,9 @@ var httpColumns = []httpColumn{
 	{head: "goroutines", value: serverFigure(func(s report.Server) float64 { return s.PeakGoroutines }), format: decimals(0)},
 	{head: "threads", value: serverFigure(func(s report.Server) float64 { return s.PeakThreads }), format: decimals(0)},
 	{head: "RSS", value: serverFigure(func(s report.Server) float64 { return s.PeakRSSBytes }), format: report.FormatBytes},
-	{head: "RSS/in-flight", value: serverFigure(RSSPerInFlight), format: func(v float64) string { return fmt.Sprintf("%.1f KiB", v/1024) }},
+	{head: "RSS/in-flight", value: serverFigure(RSSPerInFlight), format: kib},
+	{head: "connections", value: serverFigure(func(s report.Server) float64 { return s.PeakConnections }), format: decimals(0)},
+	{head: "RSS/conn", value: serverFigure(RSSPerConnection), format: kib},
 	{head: "pool wait p99", value: func(_ PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
 			return 0, false
@@ -230,6 +234,19 @@ func RSSPerInFlight(s report.Server) float64 {
 		return 0
 	}
 	return max(0, s.PeakRSSBytes-s.Samples[0].RSSBytes) / s.PeakInFlight
+}
+
+// RSSPerConnection is the growth of RSS over a run (from the scrape before
+// it to the peak) divided by the peak of API connections open in the server
+// (orderlab_http_connections, idle and active): what one connection, with
+// whatever request it has in progress, costs in memory. In an idle run the
+// baseline scrape precedes the first connection. It is 0 when no scrape saw
+// a connection.
+func RSSPerConnection(s report.Server) float64 {
+	if len(s.Samples) == 0 || s.PeakConnections < 1 {
+		return 0
+	}
+	return max(0, s.PeakRSSBytes-s.Samples[0].RSSBytes) / s.PeakConnections
 }
 
 // verdict sums up the SLO evaluations of a run.

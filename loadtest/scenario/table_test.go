@@ -31,6 +31,22 @@ func TestRSSIsDividedByTheRequestsInFlight(t *testing.T) {
 	}
 }
 
+// TestRSSIsDividedByTheConnections: 19,000 idle connections grew RSS by
+// 76 MiB over the baseline taken before the first one opened: 4.1 KiB each.
+func TestRSSIsDividedByTheConnections(t *testing.T) {
+	run := report.Run{Name: "unbounded", Settings: report.Settings{Mode: "idle", Concurrency: 19000}, ElapsedSeconds: 1,
+		Server: &report.Server{
+			Summary: scrape.Summary{Scrapes: 3, PeakRSSBytes: 100<<20 + 19000*4200, PeakConnections: 19000},
+			Samples: []scrape.Sample{{RSSBytes: 100 << 20}, {RSSBytes: 100<<20 + 19000*4200, Connections: 19000}},
+		}}
+	tab := TableOf(PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}})
+	for head, want := range map[string]string{"connections": "19000", "RSS/conn": "4.1 KiB", "RSS/in-flight": "-"} {
+		if col := slices.Index(tab.Head, head); col < 0 || tab.Rows[0][col] != want {
+			t.Errorf("%s = %v, want %s (head %q)", head, tab.Rows[0], want, tab.Head)
+		}
+	}
+}
+
 // A target that ran several times gets the median of its runs and their
 // range; the charts show the run with the median goodput.
 func TestRepeatedRunsShowTheMedianAndRange(t *testing.T) {

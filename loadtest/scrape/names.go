@@ -13,6 +13,7 @@ const (
 	metricPipelineRej  = "orderlab_pipeline_rejections_total"
 	metricHeapInuse    = "go_memstats_heap_inuse_bytes"
 	metricInFlight     = "orderlab_http_requests_in_flight"
+	metricConnections  = "orderlab_http_connections"              // label state
 	metricRequests     = "orderlab_http_request_duration_seconds" // label route
 	metricOrders       = "orderlab_orders_created_total"
 	metricAuditPending = "orderlab_audit_pending"

@@ -30,10 +30,11 @@ type Sample struct {
 	// the outcome label, so that any window's quantiles can be computed.
 	AcquireWait []Bucket `json:"acquire_wait_buckets,omitempty"`
 	HeapInuse   float64  `json:"heap_inuse_bytes"`
-	InFlight    float64  `json:"in_flight"`       // requests being served
-	Requests    float64  `json:"requests_total"`  // answered, cumulative, probes excluded
-	Orders      float64  `json:"orders_total"`    // committed, cumulative
-	Waiters     float64  `json:"limiter_waiters"` // semaphore: requests waiting for a permit
+	InFlight    float64  `json:"in_flight"`             // requests being served
+	Connections float64  `json:"connections,omitempty"` // API connections open, idle or active
+	Requests    float64  `json:"requests_total"`        // answered, cumulative, probes excluded
+	Orders      float64  `json:"orders_total"`          // committed, cumulative
+	Waiters     float64  `json:"limiter_waiters"`       // semaphore: requests waiting for a permit
 	// AuditPending counts audit writes queued or running (AUDIT_DELAY).
 	AuditPending float64 `json:"audit_pending"`
 	// Limit is the semaphore's current limit (fixed or adaptive).
@@ -96,6 +97,7 @@ func parse(r io.Reader, f expfmt.Format, at time.Time) (Sample, error) {
 		AcquireWait:  buckets(fams[metricAcquireWait]),
 		HeapInuse:    sum(fams[metricHeapInuse]),
 		InFlight:     sum(fams[metricInFlight]),
+		Connections:  sum(fams[metricConnections]),
 		Requests:     requests(fams[metricRequests]),
 		Orders:       sum(fams[metricOrders]),
 		Waiters:      sum(fams[metricWaiters]),

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-func TestParseReadsRequestsHeapAuditAndWaiters(t *testing.T) {
+func TestParseReadsRequestsConnectionsHeapAuditAndWaiters(t *testing.T) {
 	const text = `# TYPE orderlab_http_request_duration_seconds histogram
 orderlab_http_request_duration_seconds_bucket{method="GET",route="/work/db",code="200",le="+Inf"} 40
 orderlab_http_request_duration_seconds_sum{method="GET",route="/work/db",code="200"} 1
@@ -21,6 +21,9 @@ orderlab_http_request_duration_seconds_sum{method="GET",route="/readyz",code="20
 orderlab_http_request_duration_seconds_count{method="GET",route="/readyz",code="200"} 9
 # TYPE orderlab_http_requests_in_flight gauge
 orderlab_http_requests_in_flight 17
+# TYPE orderlab_http_connections gauge
+orderlab_http_connections{state="active"} 17
+orderlab_http_connections{state="idle"} 3
 # TYPE go_memstats_heap_inuse_bytes gauge
 go_memstats_heap_inuse_bytes 4.194304e+06
 # TYPE orderlab_orders_created_total counter
@@ -34,14 +37,15 @@ orderlab_audit_pending 250
 	if err != nil {
 		t.Fatal(err)
 	}
-	type figures struct{ requests, inFlight, heap, orders, waiters, audit float64 }
-	want := figures{42, 17, 4 << 20, 31, 5, 250}
-	got := figures{s.Requests, s.InFlight, s.HeapInuse, s.Orders, s.Waiters, s.AuditPending}
+	type figures struct{ requests, inFlight, conns, heap, orders, waiters, audit float64 }
+	want := figures{42, 17, 20, 4 << 20, 31, 5, 250}
+	got := figures{s.Requests, s.InFlight, s.Connections, s.HeapInuse, s.Orders, s.Waiters, s.AuditPending}
 	if got != want {
 		t.Errorf("parse = %+v, want %+v (probe routes excluded from requests)", got, want)
 	}
-	sum := Series{Samples: []Sample{s, {AuditPending: 3, InFlight: 40}}}.Summary()
-	if sum.PeakAuditPending != 250 || sum.PeakInFlight != 40 || sum.PeakHeapInuse != 4<<20 {
-		t.Errorf("summary peaks = audit %v, in flight %v, heap %v", sum.PeakAuditPending, sum.PeakInFlight, sum.PeakHeapInuse)
+	sum := Series{Samples: []Sample{s, {AuditPending: 3, InFlight: 40, Connections: 19}}}.Summary()
+	if sum.PeakAuditPending != 250 || sum.PeakInFlight != 40 || sum.PeakHeapInuse != 4<<20 || sum.PeakConnections != 20 {
+		t.Errorf("summary peaks = audit %v, in flight %v, heap %v, connections %v",
+			sum.PeakAuditPending, sum.PeakInFlight, sum.PeakHeapInuse, sum.PeakConnections)
 	}
 }

@@ -33,6 +33,7 @@ type Summary struct {
 	PeakQueueLength  float64 `json:"peak_queue_length"` // all stages together
 	PeakHeapInuse    float64 `json:"peak_heap_inuse_bytes"`
 	PeakInFlight     float64 `json:"peak_in_flight"`
+	PeakConnections  float64 `json:"peak_connections,omitempty"`
 	PeakAuditPending float64 `json:"peak_audit_pending"`
 	// AcquireWaitP99 is the p99 pool-acquire wait over the run, from the
 	// bucket deltas between consecutive scrapes summed over the run (a
@@ -64,6 +65,7 @@ func (s Series) Summary() Summary {
 		sum.PeakPoolAcquired = max(sum.PeakPoolAcquired, x.PoolAcquired)
 		sum.PeakHeapInuse = max(sum.PeakHeapInuse, x.HeapInuse)
 		sum.PeakInFlight = max(sum.PeakInFlight, x.InFlight)
+		sum.PeakConnections = max(sum.PeakConnections, x.Connections)
 		sum.PeakAuditPending = max(sum.PeakAuditPending, x.AuditPending)
 		var q float64
 		for _, v := range x.QueueLength {

@@ -22,7 +22,7 @@ var files embed.FS
 var Order = []string{
 	"burst-1000", "wrk-500", "rising-concurrency", "hundred-thousand-tasks", "pool-starvation",
 	"backpressure-void", "per-request-memory", "os-thread-pinning", "blocked-event-loop", "cpu-bound-parity",
-	"retry-storm", "adaptive-limit",
+	"retry-storm", "adaptive-limit", "connection-memory",
 }
 
 // All parses every scenario, in Order.

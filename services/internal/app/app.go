@@ -26,6 +26,7 @@ import (
 	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/audit"
+	"github.com/orderlab/orderlab/services/internal/httpserver"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
@@ -69,6 +70,8 @@ type Service struct {
 type Config struct {
 	HTTPAddr        string
 	AdminAddr       string
+	HTTPServer      httpserver.Kind // the API listener's server (HTTP_SERVER)
+	HandlerPool     int             // nbio's handler goroutines at most (HTTP_HANDLER_POOL; 0: nbio's default)
 	DatabaseURL     string
 	DBMaxConns      int
 	DBMinConns      int
@@ -83,6 +86,8 @@ func loadConfig(env *Env, model string) Config {
 	c := Config{
 		HTTPAddr:        env.String("HTTP_ADDR", "127.0.0.1:8080"),
 		AdminAddr:       env.String("ADMIN_ADDR", "127.0.0.1:9090"),
+		HTTPServer:      httpserver.Kind(env.OneOf("HTTP_SERVER", string(httpserver.NetHTTP), kindNames()...)),
+		HandlerPool:     env.Int("HTTP_HANDLER_POOL", 0, 1, 1_000_000),
 		DatabaseURL:     env.Secret("DATABASE_URL", pgdb.DefaultURL),
 		DBMaxConns:      env.Int("DB_MAX_CONNS", 20, 1, 10_000),
 		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
@@ -100,6 +105,9 @@ func loadConfig(env *Env, model string) Config {
 			BufferBytes:    env.Int("REQUEST_BUFFER_BYTES", 0, 0, api.MaxBufferBytes),
 			BufferPooled:   env.OneOf("REQUEST_BUFFER_POOL", "false", "false", "true") == "true",
 		},
+	}
+	if c.HandlerPool > 0 && c.HTTPServer != httpserver.NBIO {
+		env.Fail("HTTP_HANDLER_POOL=%d: only HTTP_SERVER=nbio has a handler pool", c.HandlerPool)
 	}
 	if c.DBMinConns > c.DBMaxConns {
 		env.Fail("DB_MIN_CONNS=%d: want at most DB_MAX_CONNS (%d)", c.DBMinConns, c.DBMaxConns)
@@ -138,8 +146,8 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	reg := telemetry.NewRegistry()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name:        "orderlab_service_info",
-		Help:        "Which concurrency model this process runs (always 1).",
-		ConstLabels: prometheus.Labels{"model": svc.Model, "version": Version},
+		Help:        "Which concurrency model and API HTTP server this process runs (always 1).",
+		ConstLabels: prometheus.Labels{"model": svc.Model, "http_server": string(cfg.HTTPServer), "version": Version},
 	}, func() float64 { return 1 }))
 	tp, err := telemetry.NewTracerProvider(ctx, "orderlab-"+svc.Model, getenv)
 	if err != nil {
@@ -186,7 +194,8 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		return err
 	}
 
-	// Servers: the API, and an admin listener for /metrics and pprof.
+	// Servers: the API (net/http or nbio, HTTP_SERVER), and an admin
+	// listener for /metrics and pprof (always net/http).
 	apiLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("HTTP_ADDR: %w", err)
@@ -196,14 +205,12 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		_ = apiLn.Close()
 		return fmt.Errorf("ADMIN_ADDR: %w", err)
 	}
-	apiSrv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      cfg.API.RequestTimeout + 10*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	apiSrv, err := httpserver.New(httpserver.Config{Kind: cfg.HTTPServer, Limits: apiLimits(cfg), HandlerPool: cfg.HandlerPool,
+		Log: log, Registry: reg}, apiLn, handler)
+	if err != nil {
+		_ = apiLn.Close()
+		_ = adminLn.Close()
+		return err
 	}
 	adminSrv := &http.Server{
 		Handler:           adminHandler(reg, log),
@@ -211,11 +218,11 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 2)
-	go func() { errc <- serve(apiSrv, apiLn) }()
+	go func() { errc <- apiSrv.Serve() }()
 	go func() { errc <- serve(adminSrv, adminLn) }()
 	serving = true
 	ready.Store(true)
-	log.Info("serving", "http_addr", apiLn.Addr().String(), "admin_addr", adminLn.Addr().String())
+	log.Info("serving", "http_addr", apiSrv.Addr().String(), "http_server", cfg.HTTPServer, "admin_addr", adminLn.Addr().String())
 
 	// Wait for a signal, or a server that died.
 	var serveErr error
@@ -249,6 +256,30 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	}
 	log.Info("stopped", "took", time.Since(start).String())
 	return serveErr
+}
+
+// apiLimits are the API listener's timeouts and sizes, the same for both
+// servers (README.md, "HTTP servers"). The body bound nbio buffers is above
+// the API's own (api.MaxBodyBytes), so that the API answers 413 as it does
+// under net/http.
+func apiLimits(cfg Config) httpserver.Limits {
+	return httpserver.Limits{
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      cfg.API.RequestTimeout + 10*time.Second,
+		RequestTimeout:    cfg.API.RequestTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    16 << 10,
+		MaxBufferedBody:   4 * api.MaxBodyBytes,
+	}
+}
+
+func kindNames() []string {
+	names := make([]string, len(httpserver.Kinds))
+	for i, k := range httpserver.Kinds {
+		names[i] = string(k)
+	}
+	return names
 }
 
 func serve(s *http.Server, ln net.Listener) error {

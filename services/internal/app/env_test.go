@@ -8,22 +8,26 @@ import (
 
 func TestEnvReportsEveryBadVariable(t *testing.T) {
 	vars := map[string]string{
-		"DB_MAX_CONNS":    "lots",
-		"REQUEST_TIMEOUT": "-1s",
-		"LOG_LEVEL":       "loud",
-		"WORK_CPU_ROUNDS": "0",
+		"DB_MAX_CONNS":      "lots",
+		"REQUEST_TIMEOUT":   "-1s",
+		"LOG_LEVEL":         "loud",
+		"WORK_CPU_ROUNDS":   "0",
+		"HTTP_SERVER":       "fasthttp",
+		"HTTP_HANDLER_POOL": "64",
 	}
 	env := NewEnv(func(k string) string { return vars[k] })
 	loadConfig(env, "unbounded")
 	err := env.Err()
 	if err == nil {
-		t.Fatal("no error for four bad variables")
+		t.Fatal("no error for six bad variables")
 	}
 	for _, want := range []string{
 		`DB_MAX_CONNS="lots": want an integer from 1 to 10000`,
 		`REQUEST_TIMEOUT="-1s": want a duration from 1ms to 10m0s`,
 		`LOG_LEVEL="loud": want one of debug, info, warn, error`,
 		`WORK_CPU_ROUNDS="0"`,
+		`HTTP_SERVER="fasthttp": want one of net/http, nbio`,
+		`HTTP_HANDLER_POOL=64: only HTTP_SERVER=nbio has a handler pool`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
@@ -38,7 +42,8 @@ func TestEnvDefaultsAndMasking(t *testing.T) {
 	if err := env.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DBMaxConns != 7 || cfg.API.RequestTimeout != 30*time.Second || cfg.API.WorkDBDelay != 20*time.Millisecond || cfg.HTTPAddr != "127.0.0.1:8080" {
+	if cfg.DBMaxConns != 7 || cfg.API.RequestTimeout != 30*time.Second || cfg.API.WorkDBDelay != 20*time.Millisecond || cfg.HTTPAddr != "127.0.0.1:8080" ||
+		cfg.HTTPServer != "net/http" {
 		t.Errorf("config = %+v", cfg)
 	}
 	logged := ""

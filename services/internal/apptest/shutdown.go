@@ -12,8 +12,13 @@ import (
 
 // ShutdownKeepsAcknowledged fires orders from many clients, stops the
 // service while they are in flight, and checks that every order answered
-// 201 is in the table: an acknowledged order is a committed order.
+// 201 is in the table: an acknowledged order is a committed order. It runs
+// once per HTTP server: each drains its connections its own way.
 func ShutdownKeepsAcknowledged(t *testing.T, svc app.Service, env map[string]string) {
+	EachServer(t, env, func(t *testing.T, env map[string]string) { shutdownKeepsAcknowledged(t, svc, env) })
+}
+
+func shutdownKeepsAcknowledged(t *testing.T, svc app.Service, env map[string]string) {
 	inst := Start(t, svc, env)
 
 	const clients = 24

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/orderlab/orderlab/services/internal/app"
+	"github.com/orderlab/orderlab/services/internal/httpserver"
 	"github.com/orderlab/orderlab/services/internal/order"
 )
 
@@ -38,11 +40,31 @@ type problem struct {
 	WaitedSeconds *float64 `json:"waited_seconds"`
 }
 
-// APISuite checks the behaviour every service shares, whatever its model:
-// the round trip, every class of bad input, idempotency, the experiment
-// endpoints, health, and the metrics families. env sets the model's knobs so
-// that it does not shed this light load (a busy CI machine is slow).
+// APISuite checks the behaviour every service shares, whatever its model
+// and its HTTP server: the round trip, every class of bad input,
+// idempotency, the experiment endpoints, health, and the metrics families.
+// It runs once per server (HTTP_SERVER). env sets the model's knobs so that
+// it does not shed this light load (a busy CI machine is slow).
 func APISuite(t *testing.T, svc app.Service, env map[string]string) {
+	EachServer(t, env, func(t *testing.T, env map[string]string) { apiSuite(t, svc, env) })
+}
+
+// EachServer runs test once per HTTP server, as a subtest named after it
+// (nethttp, nbio), with env plus HTTP_SERVER.
+func EachServer(t *testing.T, env map[string]string, test func(t *testing.T, env map[string]string)) {
+	for _, kind := range httpserver.Kinds {
+		t.Run(strings.ReplaceAll(string(kind), "/", ""), func(t *testing.T) {
+			e := maps.Clone(env)
+			if e == nil {
+				e = map[string]string{}
+			}
+			e["HTTP_SERVER"] = string(kind)
+			test(t, e)
+		})
+	}
+}
+
+func apiSuite(t *testing.T, svc app.Service, env map[string]string) {
 	inst := Start(t, svc, env)
 
 	t.Run("RoundTrip", func(t *testing.T) { roundTrip(t, inst) })
@@ -56,7 +78,7 @@ func APISuite(t *testing.T, svc app.Service, env map[string]string) {
 			}
 		}
 	})
-	t.Run("MetricsFamilies", func(t *testing.T) { metricsFamilies(t, inst, svc.Model) })
+	t.Run("MetricsFamilies", func(t *testing.T) { metricsFamilies(t, inst, svc.Model, env["HTTP_SERVER"]) })
 }
 
 func roundTrip(t *testing.T, inst *Instance) {
@@ -277,6 +299,7 @@ var SharedFamilies = []string{
 	"orderlab_orders_created_total",
 	"orderlab_http_request_duration_seconds",
 	"orderlab_http_requests_in_flight",
+	"orderlab_http_connections",
 	"orderlab_db_pool_acquired_connections",
 	"orderlab_db_pool_idle_connections",
 	"orderlab_db_pool_constructing_connections",
@@ -310,7 +333,13 @@ var ModelFamilies = map[string][]string{
 	},
 }
 
-func metricsFamilies(t *testing.T, inst *Instance, modelName string) {
+// NBIOFamilies are the families only the nbio server exposes: its handler pool.
+var NBIOFamilies = []string{
+	"orderlab_http_handler_pool_size", "orderlab_http_handler_pool_busy",
+	"orderlab_http_handler_pool_queued", "orderlab_http_handler_pool_wait_seconds",
+}
+
+func metricsFamilies(t *testing.T, inst *Instance, modelName, server string) {
 	// One request of each kind so that the labelled families have series.
 	inst.MustDo("GET", "/work/db?delay=1ms", "", nil, nil)
 	fams := inst.Metrics()
@@ -319,6 +348,19 @@ func metricsFamilies(t *testing.T, inst *Instance, modelName string) {
 		if _, ok := fams[name]; !ok {
 			t.Errorf("/metrics lacks %s", name)
 		}
+	}
+	for _, name := range NBIOFamilies {
+		if _, ok := fams[name]; ok != (server == string(httpserver.NBIO)) {
+			t.Errorf("HTTP_SERVER=%s: /metrics has %s: %v", server, name, ok)
+		}
+	}
+	if v := Value(fams, "orderlab_service_info", map[string]string{"http_server": server}); v != 1 {
+		t.Errorf("orderlab_service_info{http_server=%q} = %v, want 1", server, v)
+	}
+	// This scrape's client holds no API connection; the suite's client
+	// keeps its connections alive between requests: all idle now.
+	if open := Value(fams, "orderlab_http_connections", nil); open < 1 {
+		t.Errorf("orderlab_http_connections = %v, want the suite's kept-alive connections", open)
 	}
 	for other, names := range ModelFamilies {
 		if other == modelName {
@@ -337,8 +379,13 @@ func metricsFamilies(t *testing.T, inst *Instance, modelName string) {
 		t.Errorf("no /work/db observation in the request histogram")
 	}
 	// Invented methods share one label value: the label stays bounded.
+	// nbio's parser knows the nine standard methods only: it closes the
+	// connection on any other without an answer (README.md, "HTTP servers").
 	for _, m := range []string{"FOO", "BAR"} {
-		inst.MustDo(m, "/orders", "", nil, nil)
+		_, err := inst.Do(m, "/orders", "", nil, nil)
+		if nbio := server == string(httpserver.NBIO); nbio != (err != nil) {
+			t.Errorf("%s /orders with HTTP_SERVER=%s: error %v", m, server, err)
+		}
 	}
 	fams = inst.Metrics()
 	for _, m := range fams["orderlab_http_request_duration_seconds"].GetMetric() {
@@ -348,8 +395,12 @@ func metricsFamilies(t *testing.T, inst *Instance, modelName string) {
 			}
 		}
 	}
-	if c := Count(fams, "orderlab_http_request_duration_seconds", map[string]string{"method": "OTHER"}); c != 2 {
-		t.Errorf("requests with method=OTHER = %d, want 2", c)
+	wantOther := uint64(2)
+	if server == string(httpserver.NBIO) {
+		wantOther = 0
+	}
+	if c := Count(fams, "orderlab_http_request_duration_seconds", map[string]string{"method": "OTHER"}); c != wantOther {
+		t.Errorf("requests with method=OTHER = %d, want %d", c, wantOther)
 	}
 	if v := Value(fams, "orderlab_db_pool_max_connections", nil); v != 4 {
 		t.Errorf("pool max connections = %v, want 4 (DB_MAX_CONNS)", v)

@@ -1,0 +1,362 @@
+package httpserver
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lesismal/nbio"
+	"github.com/lesismal/nbio/nbhttp"
+	"github.com/lesismal/nbio/taskpool"
+)
+
+// nbioServer is nbio's nbhttp engine serving the handler, with what
+// net/http does and nbhttp does not added around it: per-request read
+// deadlines and header and body bounds (nbioconn.go), a drain that lets the
+// requests in flight finish (nbhttp's Shutdown closes every connection at
+// once), answers to HEAD without a body, and the counts of connections and
+// of the handler pool.
+type nbioServer struct {
+	engine   *nbhttp.Engine
+	ln       *holdListener
+	pool     *taskpool.TaskPool
+	lim      Limits
+	m        *metrics
+	draining atomic.Bool
+
+	mu       sync.Mutex
+	conns    map[net.Conn]*nbioConn
+	started  bool // the engine runs
+	stopping bool // Shutdown was called
+	done     chan struct{}
+}
+
+func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) *nbioServer {
+	size := cfg.HandlerPool
+	if size <= 0 {
+		size = 1024 * runtime.GOMAXPROCS(0)
+	}
+	m.poolSize = size
+	setNBIOLogger(cfg.Log)
+	lim := cfg.Limits
+	s := &nbioServer{
+		ln:  newHoldListener(ln),
+		lim: lim,
+		m:   m,
+		// taskpool.New(n) runs at most n-1 tasks at once; it queues the
+		// rest (up to 64 Ki, then the poller waits).
+		pool:  taskpool.New(size+1, 64<<10),
+		conns: make(map[net.Conn]*nbioConn),
+		done:  make(chan struct{}),
+	}
+	s.engine = nbhttp.NewEngine(nbhttp.Config{
+		Name:              "orderlab",
+		Network:           "tcp",
+		Addrs:             []string{ln.Addr().String()},
+		Listen:            func(string, string) (net.Listener, error) { return s.ln, nil },
+		Handler:           s.wrap(h),
+		ServerExecutor:    s.pool.Go,
+		SupportServerOnly: true,
+		// Never canceled: nbhttp gives every request this context and
+		// cancels it at Shutdown, which would abort the requests a drain
+		// lets finish.
+		Context:         context.Background(),
+		KeepaliveTime:   lim.IdleTimeout,
+		WriteTimeout:    lim.WriteTimeout,
+		MaxHTTPBodySize: lim.MaxBufferedBody,
+		ReadLimit:       readLimit(lim),
+	})
+	s.engine.OnOpen(s.opened)
+	s.engine.OnClose(s.closed)
+	// Every connection's bytes pass here first (nbhttp's own handler is
+	// the connection's DataHandler): see onData.
+	s.engine.Engine.OnData(s.onData)
+	return s
+}
+
+// readLimit is what one connection may have buffered of an incomplete
+// request: its headers and its body. Zero (nbio's default, 64 MiB) when
+// either is unbounded.
+func readLimit(lim Limits) int {
+	if lim.MaxHeaderBytes <= 0 || lim.MaxBufferedBody <= 0 {
+		return 0
+	}
+	return lim.MaxHeaderBytes + headerSlack + lim.MaxBufferedBody
+}
+
+func (s *nbioServer) Serve() error {
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return nil
+	}
+	err := s.engine.Start()
+	s.started = err == nil
+	s.mu.Unlock()
+	if err != nil {
+		s.pool.Stop()
+		return err
+	}
+	<-s.done
+	return nil
+}
+
+func (s *nbioServer) Addr() net.Addr { return s.ln.Addr() }
+
+// Shutdown drains the way http.Server.Shutdown does: the listener closes,
+// idle connections are closed (one that never sent a request gets 5 s),
+// answers finished from now on carry Connection: close and close their
+// connection, and Shutdown polls until no connection is left. Then the
+// engine, its pollers and the handler pool stop.
+func (s *nbioServer) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	again, started := s.stopping, s.started
+	s.stopping = true
+	s.mu.Unlock()
+	if again {
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.draining.Store(true)
+	s.ln.stopAccepting()
+	if !started {
+		_ = s.ln.Close()
+		s.pool.Stop()
+		close(s.done)
+		return nil
+	}
+	poll := time.Millisecond
+	t := time.NewTimer(poll)
+	defer t.Stop()
+	for s.closeIdle() > 0 {
+		select {
+		case <-ctx.Done():
+			// Handlers still run; their connections close when the engine stops.
+			go s.stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		poll = min(2*poll, 500*time.Millisecond)
+		t.Reset(poll)
+	}
+	s.stop()
+	return nil
+}
+
+// stop stops the engine (its listener goroutine, pollers and timers) and
+// the handler pool, and lets Serve return.
+func (s *nbioServer) stop() {
+	s.engine.Stop()
+	s.pool.Stop()
+	close(s.done)
+}
+
+// closeIdle closes the connections without a request in progress and
+// returns how many connections are still open.
+func (s *nbioServer) closeIdle() int {
+	now := time.Now()
+	var idle []net.Conn
+	s.mu.Lock()
+	n := len(s.conns)
+	for c, st := range s.conns {
+		if st.busy.Load() == 0 && (st.served.Load() || now.Sub(st.opened) > 5*time.Second) {
+			idle = append(idle, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range idle {
+		_ = c.Close()
+	}
+	return n
+}
+
+// wrap is the handler nbhttp calls on a pool goroutine. A request's
+// deadline (Limits.RequestTimeout) runs from when it was read in full, so
+// that its wait for this goroutine counts: a request that waited too long
+// is answered at once (503 from the API) instead of running late.
+func (s *nbioServer) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := &answer{ResponseWriter: w, r: r, draining: &s.draining, head: r.Method == http.MethodHead}
+		req := r
+		if st := connOf(w); st != nil && s.lim.RequestTimeout > 0 {
+			ctx, cancel := context.WithDeadline(r.Context(), st.queued.Add(s.lim.RequestTimeout))
+			defer cancel()
+			req = r.WithContext(ctx)
+		}
+		h.ServeHTTP(a, req)
+		a.finish()
+	})
+}
+
+// connOf returns the state of the connection nbhttp's writer w answers on.
+func connOf(w http.ResponseWriter) *nbioConn {
+	if res, ok := w.(*nbhttp.Response); ok && res.Parser != nil {
+		if g, ok := res.Parser.Processor.(*guard); ok {
+			return g.st
+		}
+	}
+	return nil
+}
+
+// answer is nbhttp's ResponseWriter for one request, with two things
+// net/http does and nbhttp does not. During a drain the answer says
+// Connection: close, and nbhttp closes the connection after writing it
+// (r.Close is what nbhttp looks at, when it writes the header: at the
+// first Write, or after the handler). An answer to HEAD drops its body and
+// gives its length instead (nbhttp would send the body, or an empty chunked
+// one, into the connection and corrupt it).
+type answer struct {
+	http.ResponseWriter
+	r        *http.Request // as nbhttp holds it
+	draining *atomic.Bool
+	head     bool
+	dropped  int // HEAD: body bytes not sent
+}
+
+func (a *answer) closeIfDraining() {
+	if !a.r.Close && a.draining.Load() {
+		a.r.Close = true
+	}
+}
+
+func (a *answer) WriteHeader(code int) {
+	a.closeIfDraining()
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answer) Write(p []byte) (int, error) {
+	a.closeIfDraining()
+	if a.head {
+		a.dropped += len(p)
+		return len(p), nil
+	}
+	return a.ResponseWriter.Write(p)
+}
+
+// Flush sends what is buffered (http.Flusher).
+func (a *answer) Flush() {
+	a.closeIfDraining()
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach nbhttp's writer.
+func (a *answer) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
+// finish runs after the handler, before nbhttp writes what is left.
+func (a *answer) finish() {
+	a.closeIfDraining()
+	if a.head && a.Header().Get("Content-Length") == "" {
+		a.Header().Set("Content-Length", strconv.Itoa(a.dropped))
+	}
+}
+
+func (s *nbioServer) opened(c net.Conn) {
+	st := &nbioConn{conn: c, opened: time.Now()}
+	s.mu.Lock()
+	s.conns[c] = st
+	s.mu.Unlock()
+	s.m.connection(1, 0)
+}
+
+// closed runs on the connection's job queue, after its handlers.
+func (s *nbioServer) closed(c net.Conn, _ error) {
+	s.mu.Lock()
+	st := s.conns[c]
+	delete(s.conns, c)
+	s.mu.Unlock()
+	if st == nil {
+		return
+	}
+	if st.busy.Swap(0) > 0 { // closed while a request was being read
+		s.m.connection(-1, -1)
+	} else {
+		s.m.connection(-1, 0)
+	}
+}
+
+// onData sees each read of a connection before nbhttp parses it: the first
+// bytes of a request start its clock, and a request still incomplete after
+// the read gets its deadline.
+func (s *nbioServer) onData(c *nbio.Conn, data []byte) {
+	st := s.track(c)
+	if st != nil && !st.reading {
+		s.beginRequest(st)
+	}
+	c.DataHandler()(c, data)
+	if st != nil && st.reading {
+		st.armDeadline(s.lim)
+	}
+}
+
+// track returns c's state; on c's first read it puts a guard in front of
+// nbhttp's parser callbacks and counts the requests it dispatches.
+func (s *nbioServer) track(c *nbio.Conn) *nbioConn {
+	p, ok := c.Session().(*nbhttp.Parser)
+	if !ok {
+		return nil
+	}
+	if g, ok := p.Processor.(*guard); ok {
+		return g.st
+	}
+	s.mu.Lock()
+	st := s.conns[c]
+	s.mu.Unlock()
+	if st == nil {
+		return nil
+	}
+	p.Processor = &guard{Processor: p.Processor, s: s, st: st}
+	p.Execute = s.dispatch(st, p.Execute)
+	return st
+}
+
+// dispatch wraps a connection's executor, which queues a request read in
+// full for the handler pool, to count the queue and the busy goroutines,
+// time the wait, and mark the request finished once its answer is written.
+func (s *nbioServer) dispatch(st *nbioConn, execute func(func()) bool) func(func()) bool {
+	return func(job func()) bool {
+		queued := time.Now()
+		s.m.poolQueued.Add(1)
+		ok := execute(func() {
+			s.m.poolQueued.Add(-1)
+			s.m.poolBusy.Add(1)
+			s.m.poolWait.Observe(time.Since(queued).Seconds())
+			st.queued = queued // for the handler, on this goroutine (a connection's jobs run one at a time)
+			defer func() {
+				s.m.poolBusy.Add(-1)
+				s.endRequest(st)
+			}()
+			job() // the handler, then nbhttp writes the answer
+		})
+		if !ok { // the connection closed meanwhile
+			s.m.poolQueued.Add(-1)
+			s.endRequest(st)
+		}
+		return ok
+	}
+}
+
+// beginRequest: the first bytes of a request arrived (poller goroutine).
+func (s *nbioServer) beginRequest(st *nbioConn) {
+	st.reading, st.start, st.headerBytes, st.headersDone = true, time.Now(), 0, false
+	if st.busy.Add(1) == 1 {
+		s.m.connection(0, 1)
+	}
+}
+
+// endRequest: a request's answer was written, or it will never be.
+func (s *nbioServer) endRequest(st *nbioConn) {
+	if st.busy.Add(-1) == 0 {
+		s.m.connection(0, -1)
+	}
+}
