@@ -47,7 +47,7 @@ func contractMetrics(t *testing.T) []string {
 }
 
 // TestMetricsContractCovered: every metric of docs/metrics.md is on the
-// board or in a rule (STYLE.md: no dead metrics), and the board and rules
+// board or in a rule (no dead metrics: a metric nobody reads is a cost without a use), and the board and rules
 // use no orderlab_ metric the contract does not define.
 func TestMetricsContractCovered(t *testing.T) {
 	var exprs []string
