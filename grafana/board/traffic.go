@@ -17,7 +17,7 @@ func trafficPanels() []cog.Builder[dashboard.Panel] {
 		).OverrideByRegexp(".* orders/s", dashed()).OverrideByRegexp(".* background requests/s", dotted()),
 
 		series("Responses by status (errors and rejections)", units.RequestsPerSecond, 9,
-			"429: admission control said no (semaphore: no permit within LIMIT_WAIT; pipeline: intake queue full). 5xx: the request failed, typically its deadline (REQUEST_TIMEOUT) expired while it waited for a pool connection.",
+			"429: admission control said no (semaphore: no permit within LIMIT_WAIT; pipeline: intake queue full, or with AUDIT_DELAY no audit slot free; the rejection counters say which by reason). 5xx: the request failed, typically its deadline (REQUEST_TIMEOUT) expired while it waited for a pool connection.",
 			query(sumBy("job, code", rate(sel("orderlab_http_request_duration_seconds_count", apiRoutes))), "{{job}} {{code}}"),
 		).
 			OverrideByRegexp(".* 429", fixedColor("orange")).
