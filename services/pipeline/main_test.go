@@ -171,7 +171,7 @@ func TestTraceQueueWaitAndLinkedBatch(t *testing.T) {
 
 // The pipeline's audit stage is bounded, and its demand reaches the edge: an
 // order is admitted only with an audit slot, so a slow audit answers 429 at
-// once while pending audits stay at the stage's size (pitfall 2, the fix).
+// once while pending audits stay at the stage's size (README, The pitfalls: 2, the fix).
 func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{
 		"AUDIT_DELAY": "500ms", "AUDIT_WORKERS": "1", "AUDIT_QUEUE": "1",

@@ -150,7 +150,7 @@ func TestTracePoolWaitUnderRequest(t *testing.T) {
 }
 
 // With AUDIT_DELAY every order starts a goroutine of its own for its audit
-// write: nothing bounds them (pitfall 2). Shutdown still waits for them.
+// write: nothing bounds them (README, The pitfalls: 2). Shutdown still waits for them.
 func TestAuditGoroutinePerOrder(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{"AUDIT_DELAY": "2s", "DB_MAX_CONNS": "4"})
 	base := apptest.Value(inst.Metrics(), "go_goroutines", nil)
@@ -174,7 +174,7 @@ func TestAuditGoroutinePerOrder(t *testing.T) {
 }
 
 // With API_WAIT_MODE=syscall, /work/api blocks OS threads in nanosleep
-// instead of parking goroutines, and go_threads climbs (pitfall 4).
+// instead of parking goroutines, and go_threads climbs (README, The pitfalls: 4).
 func TestSyscallWaitPinsThreads(t *testing.T) {
 	threads := func(mode string) float64 {
 		inst := apptest.Start(t, service, map[string]string{"API_WAIT_MODE": mode})

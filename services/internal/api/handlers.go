@@ -119,7 +119,7 @@ func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.H
 // handleWorkAPI: GET /work/api?delay=150ms waits without touching the
 // database, like a call to a slow downstream (experiment B, API-bound).
 // With inSyscall the wait is a blocking nanosleep that holds its OS thread,
-// the Go shape of a pinned virtual thread (pitfall 4): go_threads climbs.
+// the Go shape of a pinned virtual thread (README, The pitfalls: 4): go_threads climbs.
 func handleWorkAPI(defaultDelay time.Duration, inSyscall bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		d, ok := durationParam(c, "delay", defaultDelay)
