@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
 // UserAgent marks every request of the background load.
@@ -159,7 +160,7 @@ func load(ctx context.Context, cfg Config, t Target, m *metrics, log io.Writer) 
 	start := time.Now()
 	for k := 0; ; k++ {
 		// Window k starts on schedule, not when window k-1 has drained.
-		if !sleep(ctx, time.Until(start.Add(time.Duration(k)*cfg.Window))) {
+		if !measure.Sleep(ctx, time.Until(start.Add(time.Duration(k)*cfg.Window))) {
 			return
 		}
 		windows.Go(func() {
@@ -199,7 +200,7 @@ func createOrder(ctx context.Context, base string, timeout time.Duration, name s
 			fmt.Fprintf(log, "background: %s: waiting for the service: %v\n", name, err)
 			said = true
 		}
-		if !sleep(ctx, 2*time.Second) {
+		if !measure.Sleep(ctx, 2*time.Second) {
 			return "", false
 		}
 	}
@@ -228,21 +229,6 @@ func postOrder(ctx context.Context, hc *http.Client, base string, body []byte) (
 		return "", fmt.Errorf("POST %s/orders: no id in the answer (%v)", base, err)
 	}
 	return order.ID.String(), nil
-}
-
-// sleep waits d or until ctx is done, and reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // syncWriter serialises the lines of the targets' goroutines.
