@@ -34,19 +34,23 @@ type Database struct {
 
 var validName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
 
-// Create creates the database name on the server adminURL points at (a URL
-// whose user may CREATE DATABASE), dropping a leftover of the same name
-// first.
+// Create creates the database name on the server adminURL points at (a
+// connection string, URL or keyword/value, whose user may CREATE
+// DATABASE), dropping a leftover of the same name first.
 func Create(ctx context.Context, adminURL, name string) (*Database, error) {
 	if !validName.MatchString(name) {
 		return nil, fmt.Errorf("database name %q: want lower-case letters, digits and _", name)
 	}
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return nil, fmt.Errorf("database URL: %w", err)
+	dbURL := adminURL + " dbname=" + name // keyword/value: the last dbname wins
+	if formOf(adminURL) == "URL" {
+		u, err := url.Parse(adminURL)
+		if err != nil {
+			return nil, fmt.Errorf("database URL: %s", Describe(adminURL))
+		}
+		u.Path = "/" + name
+		dbURL = u.String()
 	}
-	u.Path = "/" + name
-	d := &Database{Name: name, URL: u.String(), admin: adminURL}
+	d := &Database{Name: name, URL: dbURL, admin: adminURL}
 	if err := d.exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)", "CREATE DATABASE "+name); err != nil {
 		return nil, err
 	}
@@ -97,20 +101,17 @@ func Ping(ctx context.Context, rawURL string) error {
 	return conn.Close(ctx)
 }
 
-// connect opens one connection; its error names the server, password hidden.
+// connect opens one connection; its error names the server (Describe),
+// never a password. A string that does not parse is not wrapped: pgx's
+// parse error quotes it.
 func connect(ctx context.Context, rawURL string) (*pgx.Conn, error) {
-	conn, err := pgx.Connect(ctx, rawURL)
+	cfg, err := pgx.ParseConfig(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to Postgres (%s): %w", redact(rawURL), err)
+		return nil, fmt.Errorf("connecting to Postgres: %s", Describe(rawURL))
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to Postgres (%s): %w", Describe(rawURL), err)
 	}
 	return conn, nil
-}
-
-// redact hides the password of a database URL.
-func redact(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }

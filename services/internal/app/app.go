@@ -88,7 +88,7 @@ func loadConfig(env *Env, model string) Config {
 		AdminAddr:       env.String("ADMIN_ADDR", "127.0.0.1:9090"),
 		HTTPServer:      httpserver.Kind(env.OneOf("HTTP_SERVER", string(httpserver.NetHTTP), kindNames()...)),
 		HandlerPool:     env.Int("HTTP_HANDLER_POOL", 0, 1, 1_000_000),
-		DatabaseURL:     env.Secret("DATABASE_URL", pgdb.DefaultURL),
+		DatabaseURL:     env.DSN("DATABASE_URL", pgdb.DefaultURL),
 		DBMaxConns:      env.Int("DB_MAX_CONNS", 20, 1, 10_000),
 		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
 		StartupTimeout:  env.Duration("STARTUP_TIMEOUT", 60*time.Second, time.Second, time.Hour),

@@ -3,10 +3,11 @@ package app
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orderlab/orderlab/internal/pgdb"
 )
 
 // Env reads typed settings from the environment. Every problem is collected,
@@ -33,13 +34,14 @@ func (e *Env) String(name, def string) string {
 	return v
 }
 
-// Secret is String whose value is logged masked.
-func (e *Env) Secret(name, def string) string {
+// DSN is String for a Postgres connection string: the log shows only
+// where it points (pgdb.Describe), never a password, in either form.
+func (e *Env) DSN(name, def string) string {
 	v := e.getenv(name)
 	if v == "" {
 		v = def
 	}
-	e.record(name, maskURL(v))
+	e.record(name, pgdb.Describe(v))
 	return v
 }
 
@@ -121,15 +123,3 @@ func (e *Env) LogAttrs() []any {
 }
 
 func (e *Env) record(name, value string) { e.settings = append(e.settings, setting{name, value}) }
-
-// maskURL hides a password in a URL-shaped value.
-func maskURL(v string) string {
-	u, err := url.Parse(v)
-	if err != nil || u.User == nil {
-		return v
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}

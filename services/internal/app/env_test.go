@@ -51,8 +51,29 @@ func TestEnvDefaultsAndMasking(t *testing.T) {
 	for i := 0; i < len(attrs); i += 2 {
 		logged += attrs[i].(string) + "=" + attrs[i+1].(string) + " "
 	}
-	if strings.Contains(logged, "s3cret") || !strings.Contains(logged, "app:xxxxx@db") {
+	if strings.Contains(logged, "s3cret") || !strings.Contains(logged, "DATABASE_URL=host=db port=5432 database=orders user=app") {
 		t.Errorf("secret not masked in the start-up log: %s", logged)
+	}
+}
+
+// The start-up log shows where a keyword/value DATABASE_URL points, and no
+// secret of it.
+func TestEnvLogsNoSecretOfAKeywordValueDSN(t *testing.T) {
+	for dsn, want := range map[string]string{
+		"host=db user=app password=s3cret dbname=orders sslmode=disable sslpassword=s3cret": "DATABASE_URL=host=db port=5432 database=orders user=app tls=off",
+		"host=db password='s3cret":     "DATABASE_URL=unparsable keyword/value connection string",
+		"postgres://app:s3cret@db:x/y": "DATABASE_URL=unparsable URL connection string",
+	} {
+		env := NewEnv(func(k string) string { return map[string]string{"DATABASE_URL": dsn}[k] })
+		loadConfig(env, "unbounded")
+		attrs := env.LogAttrs()
+		logged := ""
+		for i := 0; i < len(attrs); i += 2 {
+			logged += attrs[i].(string) + "=" + attrs[i+1].(string) + " "
+		}
+		if strings.Contains(logged, "s3cret") || !strings.Contains(logged, want) {
+			t.Errorf("DATABASE_URL %q logged as: %s", dsn, logged)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/services/internal/fault"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
@@ -53,7 +54,7 @@ type Store struct {
 func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (*Store, error) {
 	pc, err := pgxpool.ParseConfig(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("parse DATABASE_URL: %s", pgdb.Describe(cfg.URL)) // err quotes it
 	}
 	pc.MaxConns = cfg.MaxConns
 	pc.MinConns = cfg.MinConns
