@@ -18,19 +18,22 @@ import (
 // MaxBodyBytes bounds request bodies: 100 items fit well inside it.
 const MaxBodyBytes = 64 << 10
 
-// decodeJSON reads c's body into v. It insists on a JSON content type, a body
-// within MaxBodyBytes, known fields only and a single JSON value; every
-// failure is answered here with a problem that names the field, and false.
-func decodeJSON(c *gin.Context, v any) bool {
+// readJSONBody reads c's body. It insists on a JSON content type (UTF-8,
+// the only charset JSON has) and a body within MaxBodyBytes; a failure is
+// answered here with a problem, and false.
+func readJSONBody(c *gin.Context) ([]byte, bool) {
 	ct := c.GetHeader("Content-Type")
-	mt, _, err := mime.ParseMediaType(ct)
+	mt, params, err := mime.ParseMediaType(ct)
+	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
+		err = errors.New("charset is not UTF-8")
+	}
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		writeProblem(c, Problem{
 			Type: problemBase + "unsupported-media-type", Title: "Unsupported media type", Status: http.StatusUnsupportedMediaType,
 			Detail: fmt.Sprintf("Content-Type %q: want application/json", ct),
-			Errors: []order.FieldError{{Field: "Content-Type", Detail: "must be application/json"}},
+			Errors: []order.FieldError{{Field: "Content-Type", Detail: "must be application/json (charset utf-8, if any)"}},
 		})
-		return false
+		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
 	if err != nil {
@@ -41,11 +44,17 @@ func decodeJSON(c *gin.Context, v any) bool {
 				Detail: fmt.Sprintf("the body must be at most %d bytes", MaxBodyBytes),
 				Errors: []order.FieldError{{Field: "body", Detail: fmt.Sprintf("must be at most %d bytes", MaxBodyBytes)}},
 			})
-			return false
+			return nil, false
 		}
 		invalid(c, "body", "could not be read: "+err.Error())
-		return false
+		return nil, false
 	}
+	return body, true
+}
+
+// decodeJSON decodes body into v: known fields only, a single JSON value.
+// A failure is answered with a problem that names the field, and false.
+func decodeJSON(c *gin.Context, body []byte, v any) bool {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -70,8 +79,22 @@ type orderJSON struct {
 // decodeOrder reads an order.Input from c's body, answering every problem
 // with a 400 that names the field, including the item's index.
 func decodeOrder(c *gin.Context) (order.Input, bool) {
+	body, ok := readJSONBody(c)
+	if !ok {
+		return order.Input{}, false
+	}
+	return decodeOrderBody(c, body)
+}
+
+// decodeOrderBody decodes and checks the text of an order's body: what
+// it decodes to is exactly what was sent (checkOrderText).
+func decodeOrderBody(c *gin.Context, body []byte) (order.Input, bool) {
+	if field, detail, bad := checkOrderText(body); bad {
+		invalid(c, field, detail)
+		return order.Input{}, false
+	}
 	var raw orderJSON
-	if !decodeJSON(c, &raw) {
+	if !decodeJSON(c, body, &raw) {
 		return order.Input{}, false
 	}
 	in := order.Input{CustomerID: raw.CustomerID}
@@ -116,6 +139,9 @@ func describeJSONError(err error) (field, detail string) {
 		return "body", "malformed JSON: unexpected end"
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		if name == "" {
+			return "body", "holds a field with an empty name"
+		}
 		return name, "is not a known field"
 	default:
 		return "body", err.Error()

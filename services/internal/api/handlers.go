@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -29,13 +28,16 @@ func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m
 			return
 		}
 		defer t.Release()
-		delay, ok := durationParam(c, "db_delay", defaultDelay)
+		q, ok := parseQuery(c, "db_delay")
 		if !ok {
 			return
 		}
-		key := c.GetHeader("Idempotency-Key")
-		if err := order.ValidateIdempotencyKey(key); err != nil {
-			validationProblem(c, err)
+		delay, ok := q.duration(c, "db_delay", defaultDelay)
+		if !ok {
+			return
+		}
+		key, ok := idempotencyKey(c)
+		if !ok {
 			return
 		}
 		in, ok := decodeOrder(c)
@@ -69,9 +71,11 @@ func handleGetOrder(b Backend, log *slog.Logger) gin.HandlerFunc {
 			return
 		}
 		defer t.Release()
-		id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-		if err != nil || id <= 0 {
-			invalid(c, "id", "must be a positive integer")
+		if _, ok := parseQuery(c); !ok {
+			return
+		}
+		id, ok := pathID(c)
+		if !ok {
 			return
 		}
 		o, err := b.GetOrder(c.Request.Context(), t, id)
@@ -104,7 +108,11 @@ func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.H
 			return
 		}
 		defer t.Release()
-		d, ok := durationParam(c, "delay", defaultDelay)
+		q, ok := parseQuery(c, "delay")
+		if !ok {
+			return
+		}
+		d, ok := q.duration(c, "delay", defaultDelay)
 		if !ok {
 			return
 		}
@@ -122,7 +130,11 @@ func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.H
 // the Go shape of a pinned virtual thread (README, The pitfalls: 4): go_threads climbs.
 func handleWorkAPI(defaultDelay time.Duration, inSyscall bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		d, ok := durationParam(c, "delay", defaultDelay)
+		q, ok := parseQuery(c, "delay")
+		if !ok {
+			return
+		}
+		d, ok := q.duration(c, "delay", defaultDelay)
 		if !ok {
 			return
 		}
@@ -146,15 +158,15 @@ func handleWorkAPI(defaultDelay time.Duration, inSyscall bool) gin.HandlerFunc {
 // (experiment B, CPU-bound) and returns the final digest.
 func handleWorkCPU(defaultRounds int) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		rounds := defaultRounds
-		if s, ok := c.GetQuery("rounds"); ok {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 1 || n > MaxCPURounds {
-				invalid(c, "rounds", fmt.Sprintf("must be an integer between 1 and %d", MaxCPURounds))
-				return
-			}
-			rounds = n
+		q, ok := parseQuery(c, "rounds")
+		if !ok {
+			return
 		}
+		n, ok := q.integer(c, "rounds", int64(defaultRounds), 1, MaxCPURounds)
+		if !ok {
+			return
+		}
+		rounds := int(n)
 		sum := sha256.Sum256([]byte("orderlab"))
 		for i := 1; i < rounds; i++ {
 			sum = sha256.Sum256(sum[:])
@@ -194,21 +206,6 @@ func handleReadyz(db Pinger, ready func() bool) gin.HandlerFunc {
 // within it is reported unavailable, as a probe with Kubernetes' default
 // one-second timeout would conclude anyway.
 const ReadyTimeout = time.Second
-
-// durationParam reads an optional Go duration ("20ms") from the query,
-// between 0 and MaxDelay.
-func durationParam(c *gin.Context, name string, def time.Duration) (time.Duration, bool) {
-	s, ok := c.GetQuery(name)
-	if !ok {
-		return def, true
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 || d > MaxDelay {
-		invalid(c, name, fmt.Sprintf("must be a duration between 0s and %s, such as 20ms", MaxDelay))
-		return 0, false
-	}
-	return d, true
-}
 
 // validationProblem answers a validation error (an *order.ValidationError)
 // with a 400 naming every field at fault.

@@ -151,6 +151,11 @@ func (i *Instance) Do(method, path, contentType string, body []byte, header map[
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	return i.Send(req)
+}
+
+// Send sends req (built against i.URL) and reads the whole answer.
+func (i *Instance) Send(req *http.Request) (Response, error) {
 	resp, err := client.Do(req)
 	if err != nil {
 		return Response{}, err

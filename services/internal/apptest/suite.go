@@ -1,6 +1,7 @@
 package apptest
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,9 +11,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/httpserver"
@@ -69,6 +72,7 @@ func apiSuite(t *testing.T, svc app.Service, env map[string]string) {
 
 	t.Run("RoundTrip", func(t *testing.T) { roundTrip(t, inst) })
 	t.Run("BadInput", func(t *testing.T) { badInput(t, inst) })
+	t.Run("AcceptedInput", func(t *testing.T) { acceptedInput(t, inst) })
 	t.Run("Idempotency", func(t *testing.T) { idempotency(t, inst) })
 	t.Run("WorkEndpoints", func(t *testing.T) { workEndpoints(t, inst) })
 	t.Run("Health", func(t *testing.T) {
@@ -126,6 +130,14 @@ func badInput(t *testing.T, inst *Instance) {
 	for i := range many {
 		many[i] = `{"sku":"s","quantity":1,"unit_price_cents":1}`
 	}
+	item := func(sku string) string { return `{"sku":"` + sku + `","quantity":1,"unit_price_cents":1}` }
+	order := func(customer string, skus ...string) string {
+		items := make([]string, len(skus))
+		for i, sku := range skus {
+			items[i] = item(sku)
+		}
+		return `{"customer_id":"` + customer + `","items":[` + strings.Join(items, ",") + `]}`
+	}
 	cases := []struct {
 		name, method, path, ctype, body string
 		header                          map[string]string
@@ -161,6 +173,43 @@ func badInput(t *testing.T, inst *Instance) {
 		{"db_delay over cap", "POST", "/orders?db_delay=11s", "application/json", valid, nil, 400, "db_delay"},
 		{"non-numeric id", "GET", "/orders/abc", "", "", nil, 400, "id"},
 		{"negative id", "GET", "/orders/-4", "", "", nil, 400, "id"},
+
+		// Accepted input (README, API): what encoding/json would let
+		// through altered, and what the query and headers must not carry.
+		{"invalid UTF-8 in customer_id", "POST", "/orders", "application/json", order("c\xff", "s"), nil, 400, "customer_id"},
+		{"invalid UTF-8 in a sku", "POST", "/orders", "application/json", order("c", "s", "s\xfe\xff"), nil, 400, "items[1].sku"},
+		{"truncated UTF-8", "POST", "/orders", "application/json", order("c\xe6\x9d", "s"), nil, 400, "customer_id"},
+		{"overlong encoding", "POST", "/orders", "application/json", order("c", "\xc0\xaf"), nil, 400, "items[0].sku"},
+		{"encoded surrogate", "POST", "/orders", "application/json", order("\xed\xa0\x80", "s"), nil, 400, "customer_id"},
+		{"lone surrogate escape", "POST", "/orders", "application/json", order(`c\ud800`, "s"), nil, 400, "customer_id"},
+		{"lone low surrogate escape", "POST", "/orders", "application/json", order("c", `\udc00s`), nil, 400, "items[0].sku"},
+		{"reversed surrogate pair", "POST", "/orders", "application/json", order("c", `\ude00\ud83d`), nil, 400, "items[0].sku"},
+		{"bidi override", "POST", "/orders", "application/json", order("c\u202egnp.exe", "s"), nil, 400, "customer_id"},
+		{"zero-width space", "POST", "/orders", "application/json", order("c", `s\u200b`), nil, 400, "items[0].sku"},
+		{"no-break space", "POST", "/orders", "application/json", order("c", "s\u00a0t"), nil, 400, "items[0].sku"},
+		{"invalid UTF-8 in a field name", "POST", "/orders", "application/json", `{"customer_id":"c","` + "\xff" + `":1,"items":[` + item("s") + `]}`, nil, 400, "body"},
+		{"empty field name", "POST", "/orders", "application/json", `{"":0}`, nil, 400, "body"},
+		{"empty item field name", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"":0}]}`, nil, 400, "items[0]"},
+		{"field name in another case", "POST", "/orders", "application/json", `{"CUSTOMER_ID":"c","items":[` + item("s") + `]}`, nil, 400, "CUSTOMER_ID"},
+		{"item field in another case", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"SKU":"s","quantity":1,"unit_price_cents":1}]}`, nil, 400, "items[0].SKU"},
+		{"repeated field", "POST", "/orders", "application/json", `{"customer_id":"a","customer_id":"b","items":[` + item("s") + `]}`, nil, 400, "customer_id"},
+		{"repeated item field", "POST", "/orders", "application/json", `{"customer_id":"c","items":[{"sku":"s","sku":"t","quantity":1,"unit_price_cents":1}]}`, nil, 400, "items[0].sku"},
+		{"charset other than UTF-8", "POST", "/orders", "application/json; charset=iso-8859-1", valid, nil, 415, "Content-Type"},
+		{"empty idempotency key", "POST", "/orders", "application/json", valid, map[string]string{"Idempotency-Key": ""}, 400, "Idempotency-Key"},
+		{"unknown query parameter", "POST", "/orders?dbdelay=5ms", "application/json", valid, nil, 400, "dbdelay"},
+		{"query parameter twice", "POST", "/orders?db_delay=1ms&db_delay=9s", "application/json", valid, nil, 400, "db_delay"},
+		{"malformed query escape", "POST", "/orders?db_delay=%zz", "application/json", valid, nil, 400, "query"},
+		{"query over 256 bytes", "POST", "/orders?db_delay=" + strings.Repeat("0", 300) + "1ms", "application/json", valid, nil, 400, "query"},
+		{"unprintable query name", "POST", "/orders?%ff=1", "application/json", valid, nil, 400, "query"},
+		{"signed db_delay", "POST", "/orders?db_delay=%2B5ms", "application/json", valid, nil, 400, "db_delay"},
+		{"db_delay in µs", "POST", "/orders?db_delay=5%C2%B5s", "application/json", valid, nil, 400, "db_delay"},
+		{"signed id", "GET", "/orders/+1", "", "", nil, 400, "id"},
+		{"id with leading zeros", "GET", "/orders/007", "", "", nil, 400, "id"},
+		{"query on GET /orders/{id}", "GET", "/orders/1?x=1", "", "", nil, 400, "x"},
+		{"signed rounds", "GET", "/work/cpu?rounds=%2B3", "", "", nil, 400, "rounds"},
+		{"rounds twice", "GET", "/work/cpu?rounds=3&rounds=4", "", "", nil, 400, "rounds"},
+		{"delay twice", "GET", "/work/db?delay=1ms&delay=2ms", "", "", nil, 400, "delay"},
+		{"unknown parameter on /work/api", "GET", "/work/api?delay=1ms&sleep=1s", "", "", nil, 400, "sleep"},
 	}
 	before := inst.CountRows("SELECT count(*) FROM orders")
 	for _, tc := range cases {
@@ -186,6 +235,16 @@ func badInput(t *testing.T, inst *Instance) {
 			}
 		})
 	}
+	// An Idempotency-Key sent twice (two header lines) is ambiguous.
+	req, err := http.NewRequest("POST", inst.URL+"/orders", strings.NewReader(valid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header["Idempotency-Key"] = []string{"key-a", "key-b"}
+	if r, err := inst.Send(req); err != nil || r.Status != 400 || !strings.Contains(string(r.Body), `"field":"Idempotency-Key"`) {
+		t.Errorf("Idempotency-Key twice = %v %d %s, want 400 naming it", err, r.Status, r.Body)
+	}
 	if n := inst.CountRows("SELECT count(*) FROM orders"); n != before {
 		t.Errorf("bad input stored rows: %d orders, want %d", n, before)
 	}
@@ -195,6 +254,38 @@ func badInput(t *testing.T, inst *Instance) {
 	}
 	if r := inst.MustDo("DELETE", "/orders", "", nil, nil); r.Status != 405 {
 		t.Errorf("DELETE /orders = %d, want 405", r.Status)
+	}
+}
+
+// acceptedInput: the edges of what is accepted (README, API: Accepted
+// input) are stored exactly as sent, byte for byte, and read back so.
+func acceptedInput(t *testing.T, inst *Instance) {
+	customer := "Zoë Ångström 東京 😀 \ufffd <&> \"q\" \\ "
+	customer += strings.Repeat("x", order.MaxTextLen-utf8.RuneCountInString(customer))
+	sku := "\U0001F600-ß"
+	// The body spells the emoji of the sku as an escaped surrogate pair.
+	body := `{"customer_id":` + strconv.Quote(customer) + `,"items":[{"sku":"\ud83d\ude00-ß","quantity":10000,"unit_price_cents":1000000000}]}`
+	key := strings.Repeat("!#$%&'*+-./0189:;<=>?@AZ[]^_`az{|}~\"(),\\", 7)[:order.MaxIdempotencyKey]
+	r, err := inst.PostOrder("/orders?db_delay=0s", body, key)
+	if err != nil || r.Status != 201 {
+		t.Fatalf("POST = %v %d %s", err, r.Status, r.Body)
+	}
+	var o storedOrder
+	r.JSON(t, &o)
+	var gotCustomer, gotKey, gotSKU string
+	row := inst.DB.QueryRow(context.Background(), `SELECT o.customer_id, o.idempotency_key, i.sku
+		FROM orders o JOIN order_items i ON i.order_id = o.id WHERE o.id = $1`, o.ID)
+	if err := row.Scan(&gotCustomer, &gotKey, &gotSKU); err != nil {
+		t.Fatal(err)
+	}
+	if gotCustomer != customer || gotSKU != sku || gotKey != key {
+		t.Errorf("stored %q %q %q, sent %q %q %q", gotCustomer, gotSKU, gotKey, customer, sku, key)
+	}
+	g := inst.MustDo("GET", fmt.Sprintf("/orders/%d", o.ID), "", nil, nil)
+	var back storedOrder
+	g.JSON(t, &back)
+	if back.CustomerID != customer || len(back.Items) != 1 || back.Items[0].SKU != sku {
+		t.Errorf("read back %+v", back)
 	}
 }
 

@@ -110,18 +110,34 @@ func (in Input) Validate() error {
 	return v.Err()
 }
 
+// checkText holds a text field to its alphabet (README, API: Accepted
+// input): valid UTF-8 of printable characters (unicode.IsPrint: letters,
+// marks, numbers, punctuation, symbols and the ASCII space), not blank, at
+// most MaxTextLen characters. That rules out control characters and NUL,
+// format characters (bidi overrides, zero-width spaces), other spaces,
+// private-use and unassigned code points, and U+FFFD from a decoder that
+// met invalid UTF-8 (the API rejects that before decoding).
 func checkText(v *ValidationError, field, s string) {
 	switch {
+	case !utf8.ValidString(s):
+		v.Add(field, "is not valid UTF-8")
 	case strings.TrimSpace(s) == "":
 		v.Add(field, "is required")
 	case utf8.RuneCountInString(s) > MaxTextLen:
 		v.Add(field, "must be at most %d characters", MaxTextLen)
 	case strings.IndexFunc(s, unicode.IsControl) >= 0:
 		v.Add(field, "must not contain control characters")
+	case strings.IndexFunc(s, notPrint) >= 0:
+		r, _ := utf8.DecodeRuneInString(s[strings.IndexFunc(s, notPrint):])
+		v.Add(field, "must hold printable characters only, not %U", r)
 	}
 }
 
-// ValidateIdempotencyKey checks the Idempotency-Key header; empty means absent.
+func notPrint(r rune) bool { return !unicode.IsPrint(r) }
+
+// ValidateIdempotencyKey checks the Idempotency-Key header; empty means
+// absent. A key is 1 to MaxIdempotencyKey bytes of printable ASCII without
+// spaces (0x21-0x7E).
 func ValidateIdempotencyKey(key string) error {
 	if key == "" {
 		return nil
@@ -130,8 +146,8 @@ func ValidateIdempotencyKey(key string) error {
 	if len(key) > MaxIdempotencyKey {
 		v.Add("Idempotency-Key", "must be at most %d bytes", MaxIdempotencyKey)
 	}
-	for _, r := range key {
-		if r < 0x21 || r > 0x7e {
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
 			v.Add("Idempotency-Key", "must be printable ASCII without spaces")
 			break
 		}
