@@ -80,6 +80,24 @@ test: $(BIN)/promtool $(BIN)/prometheus chromium pgcheck rules-test ## vet, rule
 	$(GO) vet ./...
 	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus $(GO) test -race -count=1 -timeout 20m ./...
 
+# Fuzz targets, one `go test -fuzz` run each (a run takes one target), for
+# FUZZTIME each. Their seeds are in each package's testdata/fuzz/<Target>/;
+# a crasher lands there too, and stays as a regression seed.
+FUZZTIME ?= 30s
+FUZZ_TARGETS := \
+	./services/internal/api:FuzzDecode \
+	./services/internal/api:FuzzQueryParams \
+	./services/internal/api:FuzzWriteProblem \
+	./services/internal/order:FuzzFingerprint \
+	./services/unbounded:FuzzPlaceOrder
+
+.PHONY: fuzz
+fuzz: pgcheck ## each fuzz target for FUZZTIME (default 30s): make fuzz FUZZTIME=5s
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== $${t#*:} ($${t%%:*}, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$${t%%:*}"; \
+	done
+
 .PHONY: fmt-check
 fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -215,3 +215,6 @@ func TestRequestBufferKnob(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlaceOrder: POST /orders end to end against real Postgres (make fuzz).
+func FuzzPlaceOrder(f *testing.F) { apptest.FuzzPlaceOrder(f, service) }

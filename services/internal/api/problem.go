@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -33,8 +34,11 @@ func renderProblem(p Problem) []byte {
 	if p.Type == "" {
 		p.Type = "about:blank"
 	}
+	if w := p.WaitedSeconds; w != nil && (math.IsNaN(*w) || math.IsInf(*w, 0)) {
+		p.WaitedSeconds = nil // JSON has no number for it
+	}
 	b, err := json.Marshal(p)
-	if err != nil { // cannot happen: Problem holds strings and numbers
+	if err != nil { // cannot happen: Problem holds strings and finite numbers
 		panic(err)
 	}
 	return b
