@@ -215,3 +215,6 @@ func TestRequestBufferKnob(t *testing.T) {
 		}
 	}
 }
+
+// The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
+func TestPoolPitfalls(t *testing.T) { apptest.PoolPitfalls(t, service, nil) }
