@@ -45,6 +45,12 @@ func poolPanels() []cog.Builder[dashboard.Panel] {
 			query(sel("job:orderlab_db_pool_acquires:rate1m"), "{{job}} actual acquires/s"),
 		).OverrideByRegexp(".* bound: .*", dashed()),
 
+		series("Longest-held connection vs acquires", units.Seconds, 8,
+			"Solid: the age of the longest-held acquired connection now (orderlab_db_pool_longest_hold_seconds). A healthy pool's holds end within a request's deadline; a connection that is never released (a forgotten rows.Close or conn.Release: LEAK_EVERY) makes it climb one second per second. Dashed, right axis: successful acquires per second. A climbing hold while acquires fall to zero and acquired connections sit at the maximum is a leak, not load (alert PoolLeakSuspected).",
+			query(maxBy("job", sel("orderlab_db_pool_longest_hold_seconds")), "{{job}} longest hold"),
+			query(sumBy("job", rate(sel("orderlab_db_pool_acquires_total"))), "{{job}} acquires/s"),
+		).Min(0).OverrideByRegexp(".* acquires/s", append(dashed(), rightAxis(units.OpsPerSecond)...)),
+
 		series("Pool utilisation", units.PercentUnit, 8,
 			"Acquired over max connections (recording rule job:orderlab_db_pool_utilization:ratio). 100% alone is healthy; 100% together with a long acquire wait is starvation.",
 			query(sel("job:orderlab_db_pool_utilization:ratio"), "{{job}}"),

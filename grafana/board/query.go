@@ -39,6 +39,12 @@ func sumBy(labels, expr string) string {
 	return "sum by (" + labels + ") (" + expr + ")"
 }
 
+// maxBy is the largest series of expr per value of labels: for a gauge
+// that several replicas of a job expose, such as an age.
+func maxBy(labels, expr string) string {
+	return "max by (" + labels + ") (" + expr + ")"
+}
+
 // meanByJob is the mean per job over the rate interval: the rate of a
 // running total (seconds waited, orders batched) over the rate of its count.
 func meanByJob(total, count string) string {

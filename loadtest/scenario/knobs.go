@@ -14,6 +14,7 @@ var Knobs = []Knob{
 	{Name: "WORK_API_DELAY"}, {Name: "WORK_CPU_ROUNDS"}, {Name: "LOG_LEVEL"},
 	{Name: "AUDIT_DELAY"}, {Name: "REQUEST_BUFFER_BYTES"}, {Name: "REQUEST_BUFFER_POOL"},
 	{Name: "API_WAIT_MODE"}, {Name: "HTTP_SERVER"}, {Name: "HTTP_HANDLER_POOL"},
+	{Name: "LEAK_EVERY"},
 	{Name: "LIMIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_WAIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_MIN", Services: []string{"semaphore"}},
@@ -32,8 +33,8 @@ var Services = []string{"unbounded", "semaphore", "pipeline"}
 
 // QueryParams are the query parameters the services read (README.md, API).
 var QueryParams = map[string][]string{
-	"/orders":   {"db_delay"},
-	"/work/db":  {"delay"},
+	"/orders":   {"db_delay", "api_delay", "api_call"},
+	"/work/db":  {"delay", "conns"},
 	"/work/api": {"delay"},
 	"/work/cpu": {"rounds"},
 }

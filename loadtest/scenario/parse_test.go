@@ -86,3 +86,25 @@ func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 		}
 	}
 }
+
+// Quick caps the pools at 5 and keeps a smaller one: a scenario may need a
+// pool smaller than its threads (nested-acquire's pool of 4).
+func TestQuickCapsPoolsAndKeepsSmallerOnes(t *testing.T) {
+	s := Scenario{Env: map[string]string{"LIMIT": "20"}, Phases: []Phase{
+		{Env: map[string]string{"DB_MAX_CONNS": "4"}},
+		{Env: map[string]string{"DB_MAX_CONNS": "40", "WORKERS": "2"}},
+		{},
+	}}
+	q := Quick(s)
+	if q.Env["DB_MAX_CONNS"] != "5" || q.Env["LIMIT"] != "5" {
+		t.Errorf("quick scenario env = %v, want the default pool of 20 and LIMIT capped at 5", q.Env)
+	}
+	for i, want := range []string{"4", "5", ""} {
+		if got := q.Phases[i].Env["DB_MAX_CONNS"]; got != want {
+			t.Errorf("phase %d: quick DB_MAX_CONNS = %q, want %q", i, got, want)
+		}
+	}
+	if q.Phases[1].Env["WORKERS"] != "2" {
+		t.Errorf("phase 1: WORKERS = %q, want 2 kept", q.Phases[1].Env["WORKERS"])
+	}
+}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"strconv"
 	"time"
 )
@@ -14,10 +15,11 @@ var poolKnobs = []string{"DB_MAX_CONNS", "WORKERS", "LIMIT"}
 
 // Quick returns s shortened to a few seconds a phase, for tests and smoke
 // runs: at most 2 s, 50 connections, 200 requests, 200 requests/s, database
-// pools (and WORKERS, LIMIT) of 5, and task pools fed at most 16 jobs a worker. Knobs and per-request delays are kept, so the
+// pools (and WORKERS, LIMIT) of at most 5, and task pools fed at most 16 jobs a worker. Knobs and per-request delays are kept, so the
 // same code paths run; the figures mean nothing.
 func Quick(s Scenario) Scenario {
 	s.Env = capPools(s.Env)
+	s.Env["DB_MAX_CONNS"] = cmp.Or(s.Env["DB_MAX_CONNS"], strconv.Itoa(quickPool))
 	phases := make([]Phase, len(s.Phases))
 	for i, p := range s.Phases {
 		if p.Load != nil {
@@ -52,8 +54,10 @@ func Quick(s Scenario) Scenario {
 	return s
 }
 
-// capPools copies env with the pool-sized knobs capped at quickPool; the
-// pool itself is set to quickPool when env does not set it (the default 20).
+// capPools copies env with the pool-sized knobs capped at quickPool. A
+// smaller pool is kept (a scenario may need one smaller than its threads);
+// Quick sets the scenario's pool to quickPool when it does not set one (the
+// default 20).
 func capPools(env map[string]string) map[string]string {
 	env = merged(env, nil)
 	for _, k := range poolKnobs {
@@ -61,6 +65,5 @@ func capPools(env map[string]string) map[string]string {
 			env[k] = strconv.Itoa(quickPool)
 		}
 	}
-	env["DB_MAX_CONNS"] = strconv.Itoa(quickPool)
 	return env
 }

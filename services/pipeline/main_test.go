@@ -211,3 +211,8 @@ func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
 		t.Errorf("%d admitted orders timed out behind the audit stage", codes[http.StatusServiceUnavailable])
 	}
 }
+
+// The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
+func TestPoolPitfalls(t *testing.T) {
+	apptest.PoolPitfalls(t, service, map[string]string{"ENQUEUE_WAIT": "5s"})
+}

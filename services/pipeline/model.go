@@ -27,8 +27,8 @@ func (m model) Admit(ctx context.Context, w overload.Work) (overload.Ticket, err
 	return m.pipeline.Admit(ctx, w)
 }
 
-func (m model) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
-	r, err := m.pipeline.PlaceOrder(ctx, t, in, key, delay)
+func (m model) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay, downstream time.Duration) (order.Order, bool, error) {
+	r, err := m.pipeline.PlaceOrder(ctx, t, in, key, delay, downstream)
 	return r.Order, r.Created, err
 }
 
@@ -36,8 +36,8 @@ func (m model) GetOrder(ctx context.Context, _ overload.Ticket, id int64) (order
 	return m.store.GetOrder(ctx, id)
 }
 
-func (m model) HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration) error {
-	return m.pipeline.HoldConnection(ctx, t, d)
+func (m model) HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration, conns int) error {
+	return m.pipeline.HoldConnection(ctx, t, d, conns)
 }
 
 // Close drains the queues: every accepted order is committed or failed.

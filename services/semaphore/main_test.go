@@ -164,3 +164,8 @@ func TestTraceWaitsUnderRequest(t *testing.T) {
 	apptest.ChildOf(t, spans, server, "limiter.wait")
 	apptest.ChildOf(t, spans, server, "pool.acquire")
 }
+
+// The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
+func TestPoolPitfalls(t *testing.T) {
+	apptest.PoolPitfalls(t, service, map[string]string{"LIMIT_WAIT": "5s"})
+}

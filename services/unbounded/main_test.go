@@ -218,3 +218,6 @@ func TestRequestBufferKnob(t *testing.T) {
 
 // FuzzPlaceOrder: POST /orders end to end against real Postgres (make fuzz).
 func FuzzPlaceOrder(f *testing.F) { apptest.FuzzPlaceOrder(f, service) }
+
+// The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
+func TestPoolPitfalls(t *testing.T) { apptest.PoolPitfalls(t, service, nil) }

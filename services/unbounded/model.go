@@ -24,8 +24,8 @@ func (model) Admit(context.Context, overload.Work) (overload.Ticket, error) {
 	return overload.Free, nil
 }
 
-func (m model) PlaceOrder(ctx context.Context, _ overload.Ticket, in order.Input, key string, delay time.Duration) (order.Order, bool, error) {
-	r, err := m.store.CreateOrder(ctx, order.NewRequest(in, key), delay)
+func (m model) PlaceOrder(ctx context.Context, _ overload.Ticket, in order.Input, key string, delay, downstream time.Duration) (order.Order, bool, error) {
+	r, err := m.store.CreateOrder(ctx, order.NewRequest(in, key), delay, downstream)
 	if err == nil && r.Created && m.audit.Enabled() {
 		m.audit.Go(r.Order)
 	}
@@ -36,8 +36,8 @@ func (m model) GetOrder(ctx context.Context, _ overload.Ticket, id int64) (order
 	return m.store.GetOrder(ctx, id)
 }
 
-func (m model) HoldConnection(ctx context.Context, _ overload.Ticket, d time.Duration) error {
-	return m.store.HoldConnection(ctx, d)
+func (m model) HoldConnection(ctx context.Context, _ overload.Ticket, d time.Duration, conns int) error {
+	return m.store.HoldConnection(ctx, d, conns)
 }
 
 // Close waits for the audit goroutines; in-flight requests are the HTTP server's.

@@ -23,6 +23,7 @@ var Order = []string{
 	"burst-1000", "wrk-500", "rising-concurrency", "hundred-thousand-tasks", "pool-starvation",
 	"backpressure-void", "per-request-memory", "os-thread-pinning", "blocked-event-loop", "cpu-bound-parity",
 	"retry-storm", "adaptive-limit", "connection-memory",
+	"connection-leak", "nested-acquire", "tx-across-downstream",
 }
 
 // All parses every scenario, in Order.

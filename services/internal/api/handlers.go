@@ -17,10 +17,12 @@ import (
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
-// handlePlaceOrder: POST /orders[?db_delay=50ms] with an order.Input body and
-// an optional Idempotency-Key. 201 with the stored order; 200 with the same
-// order when the key and body were seen before; 422 when the key was used
-// with another body.
+// handlePlaceOrder: POST /orders[?db_delay=50ms][&api_delay=150ms&api_call=before|inside]
+// with an order.Input body and an optional Idempotency-Key. 201 with the
+// stored order; 200 with the same order when the key and body were seen
+// before; 422 when the key was used with another body. With api_delay the
+// order also waits for a downstream call, before its transaction or inside
+// it (pitfalls.go).
 func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m *metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		t, ok := admit(c, b, overload.PlaceOrder, log)
@@ -28,11 +30,15 @@ func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m
 			return
 		}
 		defer t.Release()
-		q, ok := parseQuery(c, "db_delay")
+		q, ok := parseQuery(c, "db_delay", "api_delay", "api_call")
 		if !ok {
 			return
 		}
 		delay, ok := q.duration(c, "db_delay", defaultDelay)
+		if !ok {
+			return
+		}
+		apiDelay, inside, ok := q.downstream(c)
 		if !ok {
 			return
 		}
@@ -48,7 +54,14 @@ func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m
 			validationProblem(c, err)
 			return
 		}
-		o, created, err := b.PlaceOrder(c.Request.Context(), t, in, key, delay)
+		var downstream time.Duration
+		if inside {
+			downstream = apiDelay
+		} else if err := callDownstream(c.Request.Context(), apiDelay); err != nil {
+			timeoutProblem(c, err, "; nothing was stored")
+			return
+		}
+		o, created, err := b.PlaceOrder(c.Request.Context(), t, in, key, delay, downstream)
 		if err != nil {
 			backendProblem(c, log, err)
 			return
@@ -99,8 +112,9 @@ type workResponse struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-// handleWorkDB: GET /work/db?delay=20ms holds a pooled connection for delay,
-// through the service's concurrency model (experiment B, DB-bound).
+// handleWorkDB: GET /work/db?delay=20ms[&conns=2] holds a pooled connection
+// for delay, through the service's concurrency model (experiment B,
+// DB-bound); with conns, that many at once (pitfalls.go).
 func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		t, ok := admit(c, b, overload.HoldConnection, log)
@@ -108,7 +122,7 @@ func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.H
 			return
 		}
 		defer t.Release()
-		q, ok := parseQuery(c, "delay")
+		q, ok := parseQuery(c, "delay", "conns")
 		if !ok {
 			return
 		}
@@ -116,7 +130,11 @@ func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.H
 		if !ok {
 			return
 		}
-		if err := b.HoldConnection(c.Request.Context(), t, d); err != nil {
+		conns, ok := q.integer(c, "conns", 1, 1, MaxConns)
+		if !ok {
+			return
+		}
+		if err := b.HoldConnection(c.Request.Context(), t, d, int(conns)); err != nil {
 			backendProblem(c, log, err)
 			return
 		}

@@ -29,13 +29,17 @@ type Backend interface {
 	// an *overload.RejectedError (429), overload.ErrShuttingDown (503), or
 	// ctx's error.
 	Admit(ctx context.Context, w overload.Work) (overload.Ticket, error)
-	// PlaceOrder stores in, sleeping dbDelay inside the transaction, and
-	// returns the stored order; created is false for an idempotent replay.
-	PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, idempotencyKey string, dbDelay time.Duration) (o order.Order, created bool, err error)
+	// PlaceOrder stores in, sleeping dbDelay inside the transaction and
+	// waiting downstream there for a downstream call (api_call=inside,
+	// README, The pitfalls: 11), and returns the stored order; created is
+	// false for an idempotent replay.
+	PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, idempotencyKey string, dbDelay, downstream time.Duration) (o order.Order, created bool, err error)
 	// GetOrder returns the order with id, or order.ErrNotFound.
 	GetOrder(ctx context.Context, t overload.Ticket, id int64) (order.Order, error)
-	// HoldConnection holds one database connection for d (pg_sleep).
-	HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration) error
+	// HoldConnection holds conns database connections at once, each taken
+	// while the ones before it are held (conns above 1: a nested acquire,
+	// README, The pitfalls: 10), and runs pg_sleep(d) on the last.
+	HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration, conns int) error
 }
 
 // Pinger says whether the database is reachable.

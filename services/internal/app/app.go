@@ -78,8 +78,11 @@ type Config struct {
 	StartupTimeout  time.Duration
 	ShutdownTimeout time.Duration
 	AuditDelay      time.Duration
-	LogLevel        slog.Level
-	API             api.Config
+	// LeakEvery: every LeakEvery-th database call keeps its connection
+	// (LEAK_EVERY, 0: off; README, The pitfalls: 9).
+	LeakEvery int
+	LogLevel  slog.Level
+	API       api.Config
 }
 
 func loadConfig(env *Env, model string) Config {
@@ -94,6 +97,7 @@ func loadConfig(env *Env, model string) Config {
 		StartupTimeout:  env.Duration("STARTUP_TIMEOUT", 60*time.Second, time.Second, time.Hour),
 		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 30*time.Second, time.Second, time.Hour),
 		AuditDelay:      env.Duration("AUDIT_DELAY", 0, 0, time.Minute),
+		LeakEvery:       env.Int("LEAK_EVERY", 0, 0, 1_000_000),
 		API: api.Config{
 			Service:        "orderlab-" + model,
 			RequestTimeout: env.Duration("REQUEST_TIMEOUT", 30*time.Second, time.Millisecond, 10*time.Minute),
@@ -164,7 +168,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	// Database: wait for it, migrate, open the instrumented pool.
 	store, err := postgres.Open(ctx, postgres.Config{
 		URL: cfg.DatabaseURL, MaxConns: int32(cfg.DBMaxConns), MinConns: int32(cfg.DBMinConns),
-		StartupTimeout: cfg.StartupTimeout, ApplicationName: "orderlab-" + svc.Model,
+		StartupTimeout: cfg.StartupTimeout, ApplicationName: "orderlab-" + svc.Model, LeakEvery: cfg.LeakEvery,
 	}, log, reg, tp)
 	if err != nil {
 		return err

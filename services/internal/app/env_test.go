@@ -14,12 +14,13 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 		"WORK_CPU_ROUNDS":   "0",
 		"HTTP_SERVER":       "fasthttp",
 		"HTTP_HANDLER_POOL": "64",
+		"LEAK_EVERY":        "-1",
 	}
 	env := NewEnv(func(k string) string { return vars[k] })
 	loadConfig(env, "unbounded")
 	err := env.Err()
 	if err == nil {
-		t.Fatal("no error for six bad variables")
+		t.Fatal("no error for seven bad variables")
 	}
 	for _, want := range []string{
 		`DB_MAX_CONNS="lots": want an integer from 1 to 10000`,
@@ -28,6 +29,7 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 		`WORK_CPU_ROUNDS="0"`,
 		`HTTP_SERVER="fasthttp": want one of net/http, nbio`,
 		`HTTP_HANDLER_POOL=64: only HTTP_SERVER=nbio has a handler pool`,
+		`LEAK_EVERY="-1": want an integer from 0 to 1000000`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
@@ -43,7 +45,7 @@ func TestEnvDefaultsAndMasking(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.DBMaxConns != 7 || cfg.API.RequestTimeout != 30*time.Second || cfg.API.WorkDBDelay != 20*time.Millisecond || cfg.HTTPAddr != "127.0.0.1:8080" ||
-		cfg.HTTPServer != "net/http" {
+		cfg.HTTPServer != "net/http" || cfg.LeakEvery != 0 {
 		t.Errorf("config = %+v", cfg)
 	}
 	logged := ""

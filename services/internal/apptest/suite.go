@@ -404,6 +404,7 @@ var SharedFamilies = []string{
 	"orderlab_db_pool_acquire_wait_seconds",
 	"orderlab_db_pool_connection_hold_seconds",
 	"orderlab_db_pool_acquires_in_progress",
+	"orderlab_db_pool_longest_hold_seconds",
 	"orderlab_db_errors_total",
 	"orderlab_db_retries_total",
 	"go_goroutines",

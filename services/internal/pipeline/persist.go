@@ -64,7 +64,7 @@ func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
 func (p *Pipeline) hold(j *job) {
 	p.persistBusy.Add(1)
 	defer p.persistBusy.Add(-1)
-	j.done <- result{err: p.store.HoldConnection(j.ctx, j.delay)}
+	j.done <- result{err: p.store.HoldConnection(j.ctx, j.delay, max(1, j.conns))}
 }
 
 // commit writes a batch in one transaction. Orders whose requests already
@@ -94,10 +94,11 @@ func (p *Pipeline) commit(batch []*job) {
 	// order, so they cannot deadlock each other.
 	slices.SortStableFunc(live, func(a, b *job) int { return strings.Compare(a.key, b.key) })
 	links := make([]trace.Link, len(live))
-	var delay time.Duration
+	var delay, downstream time.Duration
 	for i, j := range live {
 		links[i] = trace.LinkFromContext(j.ctx)
-		delay = max(delay, j.delay) // one slow query per transaction
+		delay = max(delay, j.delay)                // one slow query per transaction
+		downstream = max(downstream, j.downstream) // the batch's downstream calls run at once
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), p.cfg.CommitTimeout)
@@ -111,7 +112,7 @@ func (p *Pipeline) commit(batch []*job) {
 		reqs[i] = j.req
 	}
 	start := time.Now()
-	results, err := p.store.CreateOrders(ctx, reqs, delay)
+	results, err := p.store.CreateOrders(ctx, reqs, delay, downstream)
 	outcome := "ok"
 	if err != nil {
 		outcome = "error"
@@ -143,9 +144,9 @@ func (p *Pipeline) commit(batch []*job) {
 	p.log.Warn("batch failed, retrying its orders one by one", "size", len(live), "err", err)
 	for _, j := range live {
 		// The batch's context: a claimed order's handler waits for it.
-		// The retry drops db_delay: it isolates a bad order, it does not
-		// replay the experiment.
-		r, err := p.store.CreateOrder(ctx, j.req, 0)
+		// The retry drops db_delay and the downstream wait: it isolates a
+		// bad order, it does not replay the experiment.
+		r, err := p.store.CreateOrder(ctx, j.req, 0, 0)
 		j.done <- result{res: r, err: err}
 		if err == nil {
 			p.toAudit(j, r)

@@ -41,9 +41,9 @@ import (
 
 // Store is what the workers need from Postgres.
 type Store interface {
-	CreateOrders(ctx context.Context, rs []order.Request, delay time.Duration) ([]postgres.Result, error)
-	CreateOrder(ctx context.Context, r order.Request, delay time.Duration) (postgres.Result, error)
-	HoldConnection(ctx context.Context, d time.Duration) error
+	CreateOrders(ctx context.Context, rs []order.Request, delay, downstream time.Duration) ([]postgres.Result, error)
+	CreateOrder(ctx context.Context, r order.Request, delay, downstream time.Duration) (postgres.Result, error)
+	HoldConnection(ctx context.Context, d time.Duration, conns int) error
 }
 
 var _ Store = (*postgres.Store)(nil)

@@ -33,11 +33,11 @@ type flakyStore struct {
 	failBatches atomic.Int64
 }
 
-func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d time.Duration) ([]postgres.Result, error) {
+func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d, downstream time.Duration) ([]postgres.Result, error) {
 	if len(rs) > 1 && s.failBatches.Add(-1) >= 0 {
 		return nil, s.failure
 	}
-	return s.Store.CreateOrders(ctx, rs, d)
+	return s.Store.CreateOrders(ctx, rs, d, downstream)
 }
 
 // deadlock is how Postgres refuses a transaction it rolled back.
@@ -71,7 +71,7 @@ func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay t
 		return postgres.Result{}, err
 	}
 	defer t.Release()
-	return p.PlaceOrder(ctx, t, in, key, delay)
+	return p.PlaceOrder(ctx, t, in, key, delay, 0)
 }
 
 // hold admits and runs a connection hold, as a handler does.
@@ -81,7 +81,7 @@ func hold(ctx context.Context, p *Pipeline, d time.Duration) error {
 		return err
 	}
 	defer t.Release()
-	return p.HoldConnection(ctx, t, d)
+	return p.HoldConnection(ctx, t, d, 1)
 }
 
 func input(i int) order.Input {
@@ -239,13 +239,13 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 // blockingStore holds every connection until release closes.
 type blockingStore struct{ release chan struct{} }
 
-func (s blockingStore) CreateOrders(context.Context, []order.Request, time.Duration) ([]postgres.Result, error) {
+func (s blockingStore) CreateOrders(context.Context, []order.Request, time.Duration, time.Duration) ([]postgres.Result, error) {
 	return nil, errors.New("unused")
 }
-func (s blockingStore) CreateOrder(context.Context, order.Request, time.Duration) (postgres.Result, error) {
+func (s blockingStore) CreateOrder(context.Context, order.Request, time.Duration, time.Duration) (postgres.Result, error) {
 	return postgres.Result{}, errors.New("unused")
 }
-func (s blockingStore) HoldConnection(ctx context.Context, _ time.Duration) error {
+func (s blockingStore) HoldConnection(ctx context.Context, _ time.Duration, _ int) error {
 	select {
 	case <-s.release:
 		return nil

@@ -27,7 +27,11 @@ type job struct {
 	key   string
 	req   order.Request // filled by the price stage
 	delay time.Duration
-	done  chan result // buffered: a worker never blocks on a gone handler
+	// downstream is a downstream call the order's transaction waits for
+	// (api_call=inside); conns the connections a hold takes at once.
+	downstream time.Duration
+	conns      int
+	done       chan result // buffered: a worker never blocks on a gone handler
 	// audit says the job holds a reserved audit slot, which passes to the
 	// audit stage with the created order or is given back.
 	audit bool
@@ -51,8 +55,10 @@ type result struct {
 
 // PlaceOrder enqueues an order admitted with t (from Admit) and waits until
 // it is committed (or failed). A nil error means the order is in the table.
-func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
-	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, done: make(chan result, 1)}
+// downstream is a downstream call to wait for inside the transaction: a
+// batch waits once, for the longest of its orders' (their calls run at once).
+func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay, downstream time.Duration) (postgres.Result, error) {
+	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, downstream: downstream, done: make(chan result, 1)}
 	if err := p.enqueue(t, j); err != nil {
 		return postgres.Result{}, err
 	}
@@ -81,9 +87,10 @@ func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.I
 
 // HoldConnection runs a pg_sleep of d, admitted with t (from Admit), on one
 // of the workers' connections, so that /work/db is bounded by the same
-// workers as the orders.
-func (p *Pipeline) HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration) error {
-	j := &job{ctx: ctx, kind: holdConnection, delay: d, done: make(chan result, 1)}
+// workers as the orders. With conns above 1 the worker holds that many
+// connections at once, taking each while holding the ones before.
+func (p *Pipeline) HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration, conns int) error {
+	j := &job{ctx: ctx, kind: holdConnection, delay: d, conns: conns, done: make(chan result, 1)}
 	if err := p.enqueue(t, j); err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func TestKilledBackendsAreRetried(t *testing.T) {
 	// Four connections in the pool, all idle.
 	errs := make(chan error, 4)
 	for range 4 {
-		go func() { errs <- st.HoldConnection(ctx, 20*time.Millisecond) }()
+		go func() { errs <- st.HoldConnection(ctx, 20*time.Millisecond, 1) }()
 	}
 	for range 4 {
 		if err := <-errs; err != nil {
@@ -101,10 +101,10 @@ func TestKilledBackendsAreRetried(t *testing.T) {
 		t.Fatalf("killed %d backends, want the pool's 4 and more", n)
 	}
 
-	if r, err := st.CreateOrder(ctx, req("unkeyed", 1, ""), 0); err != nil || !r.Created {
+	if r, err := st.CreateOrder(ctx, req("unkeyed", 1, ""), 0, 0); err != nil || !r.Created {
 		t.Fatalf("CreateOrder after the kill = %+v, %v; want it created on a live connection", r, err)
 	}
-	if r, err := st.CreateOrder(ctx, req("keyed", 1, "kill-1"), 0); err != nil || !r.Created {
+	if r, err := st.CreateOrder(ctx, req("keyed", 1, "kill-1"), 0, 0); err != nil || !r.Created {
 		t.Fatalf("keyed CreateOrder after the kill = %+v, %v", r, err)
 	}
 	if c := testutil.ToFloat64(st.m.errors.WithLabelValues("connection_lost")); c < 1 {
@@ -151,7 +151,7 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err = st.CreateOrder(ctx, req("down", 1, "down-1"), 0)
+	_, err = st.CreateOrder(ctx, req("down", 1, "down-1"), 0, 0)
 	if c, ok := fault.ClassOf(err); !ok || c != fault.Unavailable || ctx.Err() != nil {
 		t.Errorf("CreateOrder with the database gone = %v, want Unavailable before the deadline", err)
 	}

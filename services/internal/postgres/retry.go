@@ -35,8 +35,11 @@ import (
 // with another body, or, after a broken connection, an order without a key
 // whose outcome is unknown (fault.OutcomeUnknown) while its keyed batch
 // mates were replayed.
-func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time.Duration) ([]Result, error) {
-	rs, err := s.createOrders(ctx, ns, delay, time.Time{})
+//
+// downstream, when positive, is a downstream call the transaction waits for
+// while it holds its connection (CreateOrder).
+func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay, downstream time.Duration) ([]Result, error) {
+	rs, err := s.createOrders(ctx, ns, delay, downstream, time.Time{})
 	failed := time.Now()
 	class, isFault := fault.ClassOf(err)
 	if err == nil || !isFault || ctx.Err() != nil {
@@ -45,9 +48,9 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time
 	switch class {
 	case fault.ConnectionLost:
 		s.retried(class)
-		return s.createOrders(ctx, ns, delay, failed)
+		return s.createOrders(ctx, ns, delay, downstream, failed)
 	case fault.OutcomeUnknown:
-		return s.replayKeyed(ctx, ns, delay, err, failed)
+		return s.replayKeyed(ctx, ns, delay, downstream, err, failed)
 	}
 	return nil, err
 }
@@ -56,7 +59,7 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay time
 // unknown outcome. The orders without a key get first as their Result.Err.
 // When the second attempt fails too, the outcome of every order is still
 // unknown, whatever that attempt's own class.
-func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay time.Duration, first error, failed time.Time) ([]Result, error) {
+func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay, downstream time.Duration, first error, failed time.Time) ([]Result, error) {
 	var keyed []order.Request
 	var at []int
 	for i, n := range ns {
@@ -69,7 +72,7 @@ func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay time.
 		return nil, first
 	}
 	s.retried(fault.OutcomeUnknown)
-	again, err := s.createOrders(ctx, keyed, delay, failed)
+	again, err := s.createOrders(ctx, keyed, delay, downstream, failed)
 	if err != nil {
 		if c, _ := fault.ClassOf(err); c == fault.Deadline {
 			return nil, err // also a write of unknown outcome, and the request's deadline
@@ -96,11 +99,14 @@ func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
 }
 
 // HoldConnection takes a pooled connection and holds it for d with pg_sleep:
-// a database call that takes d.
-func (s *Store) HoldConnection(ctx context.Context, d time.Duration) error {
-	err := s.holdConnection(ctx, d, time.Time{})
+// a database call that takes d. With conns above 1 it holds that many
+// connections at once, each taken while the ones before it are held, as a
+// call that needs a second connection before it gives back its first
+// (README, The pitfalls: 10).
+func (s *Store) HoldConnection(ctx context.Context, d time.Duration, conns int) error {
+	err := s.holdConnection(ctx, d, conns, time.Time{})
 	if failed := time.Now(); s.retryRead(ctx, err) {
-		err = s.holdConnection(ctx, d, failed)
+		err = s.holdConnection(ctx, d, conns, failed)
 	}
 	return readErr(err)
 }

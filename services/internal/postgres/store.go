@@ -32,6 +32,9 @@ type Config struct {
 	// ApplicationName names the service's sessions in pg_stat_activity,
 	// unless URL sets application_name.
 	ApplicationName string
+	// LeakEvery, when positive, makes every LeakEvery-th database call keep
+	// its connection instead of releasing it (LEAK_EVERY; leak.go).
+	LeakEvery int
 }
 
 // Store runs the services' SQL over an instrumented pgx pool. It classifies
@@ -47,6 +50,7 @@ type Store struct {
 	sweeper  sweeper
 	tracer   *poolTracer
 	maxConns int32
+	leak     leak
 }
 
 // Open waits for the database (bounded, logged retries), applies the
@@ -63,7 +67,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	// holds it 100ms more after each cancel to avoid canceling the next
 	// query: under starvation that costs the pool more than a reconnect.
 	configureConn(pc.ConnConfig, cfg.ApplicationName)
-	st := &Store{m: newMetrics(), maxConns: pc.MaxConns}
+	st := &Store{m: newMetrics(), maxConns: pc.MaxConns, leak: leak{every: int64(cfg.LeakEvery)}}
 	pc.ShouldPing = st.shouldPing
 	pc.PingTimeout = sweepTimeout
 	healthCfg := pc.ConnConfig.Copy()
@@ -134,9 +138,12 @@ func connectWithRetry(ctx context.Context, cfg *pgx.ConnConfig, timeout time.Dur
 	}
 }
 
-// Close closes the pool and the health connection.
+// Close closes the pool and the health connection. Connections leaked on
+// purpose (LEAK_EVERY) are given back first: pgxpool's Close waits for
+// every acquired connection.
 func (s *Store) Close() {
 	s.sweeper.close()
+	s.leak.releaseAll()
 	s.pool.Close()
 	s.health.close()
 }
@@ -220,9 +227,12 @@ func insertArgs(n order.Request) []any {
 
 // CreateOrder inserts one order and its items in one transaction. When delay
 // is positive the transaction first runs pg_sleep, so that the request holds
-// its connection that long, like a slow query. Errors are CreateOrders'.
-func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay time.Duration) (Result, error) {
-	rs, err := s.CreateOrders(ctx, []order.Request{n}, delay)
+// its connection that long, like a slow query; when downstream is positive
+// the transaction also waits that long for a (simulated) downstream call,
+// holding its connection (README, The pitfalls: 11). Errors are
+// CreateOrders'.
+func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay, downstream time.Duration) (Result, error) {
+	rs, err := s.CreateOrders(ctx, []order.Request{n}, delay, downstream)
 	if err != nil {
 		return Result{}, err
 	}
@@ -239,13 +249,35 @@ func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay time.Dur
 // batch also reads the order stored under that key: READ COMMITTED gives
 // every statement a fresh snapshot, so the read sees the row the insert
 // conflicted with, and a replay needs no second round trip after the commit.
-func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay time.Duration, after time.Time) ([]Result, error) {
+//
+// With downstream, the batch runs in an explicit transaction that first
+// waits for the downstream call (txAcrossDownstream).
+func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay, downstream time.Duration, after time.Time) ([]Result, error) {
 	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Release()
+	defer s.release(conn)
 
+	b := ordersBatch(ns, delay)
+	if downstream > 0 {
+		return s.txAcrossDownstream(ctx, conn, b, ns, delay, downstream)
+	}
+	br := conn.SendBatch(ctx, b)
+	results, err := readBatch(br, ns, delay)
+	at := running
+	if cerr := br.Close(); err == nil && cerr != nil {
+		err, at = fmt.Errorf("insert orders: %w", cerr), committing
+	}
+	if err != nil {
+		return nil, s.faultErr(ctx, err, at, conn.Conn().IsClosed())
+	}
+	return results, nil
+}
+
+// ordersBatch queues a pg_sleep of delay (when positive), then each order's
+// insert and, for a keyed order, the read of the order stored under its key.
+func ordersBatch(ns []order.Request, delay time.Duration) *pgx.Batch {
 	var b pgx.Batch
 	if delay > 0 {
 		b.Queue("SELECT pg_sleep($1)", delay.Seconds())
@@ -256,16 +288,7 @@ func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay time
 			b.Queue(selectOrderSQL+"o.idempotency_key = $1", n.IdempotencyKey)
 		}
 	}
-	br := conn.SendBatch(ctx, &b)
-	results, err := readBatch(br, ns, delay)
-	at := running
-	if cerr := br.Close(); err == nil && cerr != nil {
-		err, at = fmt.Errorf("insert orders: %w", cerr), committing
-	}
-	if err != nil {
-		return nil, s.faultErr(ctx, err, at, conn.Conn().IsClosed())
-	}
-	return results, nil
+	return &b
 }
 
 func readBatch(br pgx.BatchResults, ns []order.Request, delay time.Duration) ([]Result, error) {
@@ -305,13 +328,18 @@ func readBatch(br pgx.BatchResults, ns []order.Request, delay time.Duration) ([]
 	return results, nil
 }
 
-// holdConnection is one attempt of HoldConnection (retry.go).
-func (s *Store) holdConnection(ctx context.Context, d time.Duration, after time.Time) error {
+// holdConnection is one attempt of HoldConnection (retry.go). With conns
+// above 1 it keeps its connection while it takes the next one (nested
+// acquire, README, The pitfalls: 10), and runs the pg_sleep on the last.
+func (s *Store) holdConnection(ctx context.Context, d time.Duration, conns int, after time.Time) error {
 	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return err
 	}
-	defer conn.Release()
+	defer s.release(conn)
+	if conns > 1 {
+		return s.holdConnection(ctx, d, conns-1, after)
+	}
 	if _, err := conn.Exec(ctx, "SELECT pg_sleep($1)", d.Seconds()); err != nil {
 		return s.faultErr(ctx, fmt.Errorf("pg_sleep: %w", err), running, conn.Conn().IsClosed())
 	}
@@ -324,7 +352,7 @@ func (s *Store) getOrder(ctx context.Context, id int64, after time.Time) (order.
 	if err != nil {
 		return order.Order{}, err
 	}
-	defer conn.Release()
+	defer s.release(conn)
 	o, _, err := scanOrder(conn.QueryRow(ctx, selectOrderSQL+"o.id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return order.Order{}, order.ErrNotFound

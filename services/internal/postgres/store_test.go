@@ -47,14 +47,14 @@ func TestBatchIsAtomic(t *testing.T) {
 	st := open(t, pgtest.New(t))
 	// Quantity 0 passes the store (validation is the edge's job) but not the
 	// table's CHECK constraint.
-	_, err := st.CreateOrders(context.Background(), []order.Request{req("a", 1, ""), req("b", 0, ""), req("c", 1, "")}, 5*time.Millisecond)
+	_, err := st.CreateOrders(context.Background(), []order.Request{req("a", 1, ""), req("b", 0, ""), req("c", 1, "")}, 5*time.Millisecond, 0)
 	if err == nil {
 		t.Fatal("a batch with a bad order succeeded")
 	}
 	if n := count(t, st); n != 0 {
 		t.Fatalf("%d orders stored from a failed batch", n)
 	}
-	rs, err := st.CreateOrders(context.Background(), []order.Request{req("a", 1, "k"), req("a", 1, "k"), req("b", 2, "k")}, 0)
+	rs, err := st.CreateOrders(context.Background(), []order.Request{req("a", 1, "k"), req("a", 1, "k"), req("b", 2, "k")}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,14 +99,14 @@ func TestDeadlineMidQuery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	err := st.HoldConnection(ctx, 5*time.Second)
+	err := st.HoldConnection(ctx, 5*time.Second, 1)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("HoldConnection past its deadline = %v, want context.DeadlineExceeded", err)
 	}
 	if waited := time.Since(start); waited > 3*time.Second {
 		t.Errorf("the canceled query returned after %s", waited)
 	}
-	if err := st.HoldConnection(context.Background(), time.Millisecond); err != nil {
+	if err := st.HoldConnection(context.Background(), time.Millisecond, 1); err != nil {
 		t.Fatalf("the next request: %v", err)
 	}
 }

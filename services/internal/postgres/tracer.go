@@ -31,9 +31,12 @@ type poolTracer struct {
 	// starvation, the queue in front of the pool.
 	acquiring    atomic.Int64
 	acquiringDsc *prometheus.Desc
+	// longestDsc is the age of the oldest entry of held: a leaked
+	// connection makes it grow without end (README, The pitfalls: 9).
+	longestDsc *prometheus.Desc
 
 	mu   sync.Mutex
-	held map[*pgx.Conn]time.Time
+	held map[*pgx.Conn]time.Time // when each acquired connection was acquired
 
 	// dialed holds when each open connection began to connect (*pgx.Conn
 	// to time.Time), for a retry that wants a connection begun after its
@@ -72,6 +75,8 @@ func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 		held: make(map[*pgx.Conn]time.Time),
 		acquiringDsc: prometheus.NewDesc("orderlab_db_pool_acquires_in_progress",
 			"Goroutines waiting in pgxpool.Acquire now (for an idle or a new connection).", nil, nil),
+		longestDsc: prometheus.NewDesc("orderlab_db_pool_longest_hold_seconds",
+			"Age of the longest-held acquired connection now (0 when none is acquired). A connection that is never released makes it grow without end.", nil, nil),
 	}
 }
 
@@ -148,6 +153,7 @@ func (t *poolTracer) Describe(ch chan<- *prometheus.Desc) {
 	t.wait.Describe(ch)
 	t.hold.Describe(ch)
 	ch <- t.acquiringDsc
+	ch <- t.longestDsc
 }
 
 // Collect implements prometheus.Collector.
@@ -155,4 +161,17 @@ func (t *poolTracer) Collect(ch chan<- prometheus.Metric) {
 	t.wait.Collect(ch)
 	t.hold.Collect(ch)
 	ch <- prometheus.MustNewConstMetric(t.acquiringDsc, prometheus.GaugeValue, float64(t.acquiring.Load()))
+	ch <- prometheus.MustNewConstMetric(t.longestDsc, prometheus.GaugeValue, t.longestHold(time.Now()).Seconds())
+}
+
+// longestHold is how long the connection acquired longest ago has been
+// held at now; 0 when none is.
+func (t *poolTracer) longestHold(now time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var longest time.Duration
+	for _, since := range t.held {
+		longest = max(longest, now.Sub(since))
+	}
+	return longest
 }

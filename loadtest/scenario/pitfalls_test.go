@@ -1,0 +1,108 @@
+package scenario
+
+import (
+	"context"
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/loadtest/report"
+)
+
+// TestPoolPitfallScenariosRunQuickly runs the scenarios of the pool
+// pitfalls (README, The pitfalls: 9, 10, 11) in quick mode against the real
+// services, so that they cannot rot, and checks the one thing each must
+// show even at five connections and two seconds a phase.
+func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
+	bin := buildServices(t)
+	run := func(t *testing.T, name string) *Result {
+		data, err := os.ReadFile("catalog/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Parse(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Log: testWriter{t}}
+		res, _, err := r.Run(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	runs := func(t *testing.T, res *Result, phase int) map[string]report.Run {
+		out := map[string]report.Run{}
+		for _, r := range res.Phases[phase].Loadtest.Runs {
+			out[r.Name] = r
+		}
+		if len(out) != 3 {
+			t.Fatalf("phase %s: %d runs, want one per service", res.Phases[phase].Name, len(out))
+		}
+		return out
+	}
+	timedOut := func(r report.Run) int64 { return r.Status["503"] }
+	// longWaits counts the acquires of a run that waited over 0.5 s, from
+	// its last scrape of a fresh service.
+	longWaits := func(r report.Run) float64 {
+		var n float64
+		if k := len(r.Server.Samples); k > 0 {
+			for _, b := range r.Server.Samples[k-1].AcquireWait {
+				if b.UpperBound == 0.5 {
+					n -= b.Count
+				}
+				if math.IsInf(b.UpperBound, 1) {
+					n += b.Count
+				}
+			}
+		}
+		return n
+	}
+
+	t.Run("connection-leak", func(t *testing.T) {
+		// 50 requests/s, one in ten leaks: the pool of 5 is dry after 1 s.
+		for name, r := range runs(t, run(t, "connection-leak"), 0) {
+			var peak float64
+			for _, s := range r.Server.Samples {
+				peak = max(peak, s.PoolAcquired)
+			}
+			if peak != 5 || timedOut(r) == 0 || r.Succeeded == 0 {
+				t.Errorf("%s: peak acquired %v, %d ok, status %v; want the pool of 5 all acquired and 503s after successes", name, peak, r.Succeeded, r.Status)
+			}
+		}
+	})
+	t.Run("nested-acquire", func(t *testing.T) {
+		// A deadlock shows as acquires that wait until the 1 s deadline; a
+		// request can also time out in the pipeline's queue on a busy
+		// machine, so 503s alone do not tell.
+		res := run(t, "nested-acquire")
+		for name, r := range runs(t, res, 0) {
+			if n := longWaits(r); n == 0 || timedOut(r) == 0 {
+				t.Errorf("pool-4, %s: %v acquires waited over 0.5 s, status %v; want the deadlock's", name, n, r.Status)
+			}
+		}
+		for name, r := range runs(t, res, 1) {
+			if n := longWaits(r); (n > 0) != (name == "unbounded") {
+				t.Errorf("pool-5-bounded-4, %s: %v acquires waited over 0.5 s, status %v; want a deadlock for unbounded only (4 permits, 4 workers, 5 connections)", name, n, r.Status)
+			}
+		}
+		for name, r := range runs(t, res, 2) {
+			if n := longWaits(r); n > 0 || r.Succeeded == 0 {
+				t.Errorf("pool-5-clients-4, %s: %v acquires waited over 0.5 s, status %v; want successes and no deadlock", name, n, r.Status)
+			}
+		}
+	})
+	t.Run("tx-across-downstream", func(t *testing.T) {
+		res := run(t, "tx-across-downstream")
+		inside, before := runs(t, res, 0)["unbounded"], runs(t, res, 1)["unbounded"]
+		// Pool 5: 5 / 170 ms = 29/s inside, 5 / 20 ms = 250/s before, for 200/s offered.
+		if timedOut(inside) == 0 || timedOut(before) > 0 || before.Succeeded < 2*inside.Succeeded {
+			t.Errorf("unbounded: inside %d ok, status %v; before %d ok, status %v; want inside to starve the pool and before to keep up",
+				inside.Succeeded, inside.Status, before.Succeeded, before.Status)
+		}
+	})
+}

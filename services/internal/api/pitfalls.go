@@ -1,0 +1,68 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// The query knobs of the pool pitfalls (README, The pitfalls: 10 and 11).
+// LEAK_EVERY (pitfall 9) is the store's: it needs no query parameter.
+
+// MaxConns caps conns of /work/db (1..MaxConns, default 1): the
+// connections one request holds at once. With 2 or more, a request holds
+// a connection while it takes the next one, the nested acquire of
+// pitfall 10: with as many such requests in flight as the pool has
+// connections, each holds one and waits for another, a deadlock that
+// lasts until their deadlines.
+const MaxConns = 4
+
+// Where POST /orders makes its downstream call (api_call), pitfall 11.
+const (
+	// APICallBefore calls the downstream before the transaction: the
+	// connection is held for the database's time only (the fix, the default).
+	APICallBefore = "before"
+	// APICallInside calls it inside the transaction, which holds its
+	// connection for the call too.
+	APICallInside = "inside"
+)
+
+// downstream reads api_delay (a duration, 0..MaxDelay, default 0: no
+// downstream call) and api_call (before or inside, default before) of
+// POST /orders.
+func (q query) downstream(c *gin.Context) (delay time.Duration, inside bool, ok bool) {
+	delay, ok = q.duration(c, "api_delay", 0)
+	if !ok {
+		return 0, false, false
+	}
+	where, given := q["api_call"]
+	if !given {
+		where = APICallBefore
+	}
+	switch where {
+	case APICallBefore:
+		return delay, false, true
+	case APICallInside:
+		return delay, true, true
+	default:
+		invalid(c, "api_call", "must be "+APICallBefore+" or "+APICallInside)
+		return 0, false, false
+	}
+}
+
+// callDownstream waits d for a (simulated) call to a slow downstream
+// service, or until ctx ends.
+func callDownstream(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
