@@ -13,7 +13,7 @@ const quickPool = 5
 var poolKnobs = []string{"DB_MAX_CONNS", "WORKERS", "LIMIT"}
 
 // Quick returns s shortened to a few seconds a phase, for tests and smoke
-// runs: at most 2 s, 50 connections, 200 requests, 200 requests/s, database
+// runs: at most 2 s (a db_stop phase: 3 s, Postgres down 0.5 s in for 1 s), 50 connections, 200 requests, 200 requests/s, database
 // pools (and WORKERS, LIMIT) of 5, and task pools fed at most 16 jobs a worker. Knobs and per-request delays are kept, so the
 // same code paths run; the figures mean nothing.
 func Quick(s Scenario) Scenario {
@@ -34,6 +34,13 @@ func Quick(s Scenario) Scenario {
 				l.RampFrom = min(l.RampFrom, l.Rate)
 			}
 			l.Ramp = min(l.Ramp, Duration(time.Second))
+			if p.DBStop != nil {
+				// Down 0.5 s in, for 1 s, with 1.5 s of load after.
+				d := *p.DBStop
+				d.After, d.For = min(d.After, Duration(500*time.Millisecond)), min(d.For, Duration(time.Second))
+				p.DBStop = &d
+				l.Duration = d.After + d.For + Duration(1500*time.Millisecond)
+			}
 			p.Load = &l
 		}
 		p.Env = capPools(p.Env)
