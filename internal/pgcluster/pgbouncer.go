@@ -127,12 +127,12 @@ func (b *Bouncer) URL(u string) (string, error) {
 	return pu.String(), nil
 }
 
-// Stop ends PgBouncer (SIGTERM: it closes every connection at once).
+// Stop ends PgBouncer (SIGTERM: it closes every connection at once). Its
+// exit status is not an error: asked to stop, it exits with 1.
 func (b *Bouncer) Stop() error {
 	err := b.p.Stop(5 * time.Second)
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.Sys() != nil && !exit.Exited() {
-		return nil // ended by the signal, as asked
+	if _, exited := errors.AsType[*exec.ExitError](err); exited {
+		return nil
 	}
 	return err
 }

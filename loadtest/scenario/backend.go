@@ -25,11 +25,11 @@ const appRole = "orderlab_app"
 // a fault proxy).
 type backend struct {
 	db      *pgdb.Database
-	cluster *pgcluster.Cluster  // cluster.owned
-	bouncer *pgcluster.Bouncer  // cluster.pgbouncer
-	proxy   *faultproxy.Proxy   // some phase sets db_latency
-	direct  string              // the services' URL straight to Postgres (or through the proxy)
-	pooled  string              // through PgBouncer
+	cluster *pgcluster.Cluster // cluster.owned
+	bouncer *pgcluster.Bouncer // cluster.pgbouncer
+	proxy   *faultproxy.Proxy  // some phase sets db_latency
+	direct  string             // the services' URL straight to Postgres (or through the proxy)
+	pooled  string             // through PgBouncer
 	log     io.Writer
 }
 

@@ -207,7 +207,7 @@ func (s Scenario) validateCluster() []error {
 		if p.PgBouncer && (c == nil || c.PgBouncer == nil) {
 			bad("%s: pgbouncer needs cluster.pgbouncer", where)
 		}
-		if p.Continue && p.PgBouncer != s.Phases[i-1].PgBouncer {
+		if p.Continue && i > 0 && p.PgBouncer != s.Phases[i-1].PgBouncer {
 			bad("%s: a continuing phase keeps the pgbouncer setting of the phase before", where)
 		}
 		if p.DBLatency != nil && *p.DBLatency < 0 {

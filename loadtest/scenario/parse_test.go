@@ -79,6 +79,11 @@ func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 		{"panels: [Goroutines]", "panels: []", "no panels"},
 		{"duration: 30s}", "duration: 30s, retry: sometimes}", `load.retry "sometimes"`},
 		{"  - name: p\n", "  - name: p\n    continue: true\n", "continue needs an HTTP phase before it"},
+		{"panels:", "cluster: {role: {connection_limit: 5}}\npanels:", "need owned: true"},
+		{"panels:", "cluster: {owned: true, pgbouncer: {mode: statement, pool: 5}}\npanels:", "want mode transaction or session"},
+		{"  - name: p\n", "  - name: p\n    pgbouncer: true\n", "pgbouncer needs cluster.pgbouncer"},
+		{"  - name: p\n", "  - name: p\n    db_stop: {after: 1s, for: 1s, ledger: 5}\n", "db_stop needs cluster.owned"},
+		{"  - name: p\n", "  - name: p\n    db_latency: -1s\n", "db_latency must not be negative"},
 	} {
 		_, err := Parse([]byte(strings.Replace(valid, c.from, c.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -17,7 +17,7 @@ var poolKnobs = []string{"DB_MAX_CONNS", "WORKERS", "LIMIT"}
 // pools (and WORKERS, LIMIT) of 5, and task pools fed at most 16 jobs a worker. Knobs and per-request delays are kept, so the
 // same code paths run; the figures mean nothing.
 func Quick(s Scenario) Scenario {
-	s.Env = capPools(s.Env)
+	s.Env = capPools(s.Env, true)
 	phases := make([]Phase, len(s.Phases))
 	for i, p := range s.Phases {
 		if p.Load != nil {
@@ -43,7 +43,7 @@ func Quick(s Scenario) Scenario {
 			}
 			p.Load = &l
 		}
-		p.Env = capPools(p.Env)
+		p.Env = capPools(p.Env, false)
 		if p.Tasks != nil {
 			t := *p.Tasks
 			if t.Workers > 0 {
@@ -60,14 +60,17 @@ func Quick(s Scenario) Scenario {
 }
 
 // capPools copies env with the pool-sized knobs capped at quickPool; the
-// pool itself is set to quickPool when env does not set it (the default 20).
-func capPools(env map[string]string) map[string]string {
+// scenario's env (base) gets a pool of quickPool when it does not set one
+// (the default 20). A phase's env keeps a smaller pool of its own.
+func capPools(env map[string]string, base bool) map[string]string {
 	env = merged(env, nil)
 	for _, k := range poolKnobs {
 		if n, err := strconv.Atoi(env[k]); err == nil && n > quickPool {
 			env[k] = strconv.Itoa(quickPool)
 		}
 	}
-	env["DB_MAX_CONNS"] = strconv.Itoa(quickPool)
+	if _, ok := env["DB_MAX_CONNS"]; base && !ok {
+		env["DB_MAX_CONNS"] = strconv.Itoa(quickPool)
+	}
 	return env
 }

@@ -22,7 +22,7 @@ var files embed.FS
 var Order = []string{
 	"burst-1000", "wrk-500", "rising-concurrency", "hundred-thousand-tasks", "pool-starvation",
 	"backpressure-void", "per-request-memory", "os-thread-pinning", "blocked-event-loop", "cpu-bound-parity",
-	"retry-storm", "adaptive-limit", "connection-memory",
+	"retry-storm", "adaptive-limit", "connection-memory", "too-many-clients", "db-latency", "db-restart",
 }
 
 // All parses every scenario, in Order.
