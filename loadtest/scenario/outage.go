@@ -20,12 +20,14 @@ import (
 // the orders table says about every answer.
 type OutageResult struct {
 	Target string `json:"target"`
-	// Stopped and Started are seconds from the start of the run to the
-	// server being down (pg_ctl stop returned) and up again (pg_ctl start
-	// returned).
-	Stopped float64 `json:"stopped_seconds"`
-	Started float64 `json:"started_seconds"`
-	Sent    int     `json:"sent"`
+	// Stopping, Stopped and Started are seconds from the start of the run
+	// to the stop being asked (pg_ctl stop -m fast: from then on new
+	// connections are refused), the server being down (pg_ctl stop
+	// returned) and up again (pg_ctl start returned).
+	Stopping float64 `json:"stopping_seconds"`
+	Stopped  float64 `json:"stopped_seconds"`
+	Started  float64 `json:"started_seconds"`
+	Sent     int     `json:"sent"`
 	// Answers by label (201, 503 database-unavailable, ...), in total and
 	// for each second of the run.
 	Answers  map[string]int   `json:"answers"`
@@ -46,15 +48,16 @@ type OutageResult struct {
 // apiURL from now until finish is called, stops the cluster After into the
 // run for For, and starts it again.
 type outage struct {
-	be      *backend
-	stop    DBStop
-	target  string
-	began   time.Time
-	load    *ledger.Load
-	done    chan struct{}
-	stopped time.Time
-	started time.Time
-	err     error
+	be       *backend
+	stop     DBStop
+	target   string
+	began    time.Time
+	load     *ledger.Load
+	done     chan struct{}
+	stopping time.Time
+	stopped  time.Time
+	started  time.Time
+	err      error
 }
 
 func startOutage(ctx context.Context, be *backend, stop DBStop, target, phase, apiURL string) *outage {
@@ -65,6 +68,7 @@ func startOutage(ctx context.Context, be *backend, stop DBStop, target, phase, a
 		if !measure.Sleep(ctx, stop.After.D()) {
 			return
 		}
+		o.stopping = time.Now()
 		if o.err = be.cluster.Stop(context.WithoutCancel(ctx)); o.err != nil {
 			return
 		}
@@ -88,6 +92,7 @@ func (o *outage) finish(ctx context.Context) OutageResult {
 		return res
 	}
 	if !o.stopped.IsZero() {
+		res.Stopping = o.stopping.Sub(o.began).Seconds()
 		res.Stopped = o.stopped.Sub(o.began).Seconds()
 		res.Started = o.started.Sub(o.began).Seconds()
 	}
@@ -126,13 +131,13 @@ func outageTables(os []OutageResult) []Table {
 	if len(os) == 0 {
 		return nil
 	}
-	sum := Table{Head: []string{"service", "Postgres down", "keyed orders", "answers", "full success again after restart", "acknowledged but missing", "stored twice", "answered not stored but stored"}}
+	sum := Table{Head: []string{"service", "stop asked, down, up again", "keyed orders", "answers", "full success again after restart", "acknowledged but missing", "stored twice", "answered not stored but stored"}}
 	bySec := Table{Head: []string{"second"}}
 	rows := 0
 	for _, o := range os {
 		down := "-"
 		if o.Started > 0 {
-			down = fmt.Sprintf("%.1f-%.1f s", o.Stopped, o.Started)
+			down = fmt.Sprintf("%.2f s, %.2f s, %.2f s", o.Stopping, o.Stopped, o.Started)
 		}
 		rec := "no failed answer"
 		switch {
