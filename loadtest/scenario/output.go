@@ -134,9 +134,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		if sp.Note != "" {
 			sec.Notes = append(sec.Notes, sp.Note)
 		}
-		for _, ot := range outageTables(p.Outages) {
-			page.Sections = append(page.Sections, chart.Section{Title: p.Name + ": keyed orders", Head: ot.Head, Rows: ot.Rows})
-		}
+
 		if p.Loadtest != nil {
 			sec.Charts = b.HTTPCharts(Representative(p.Loadtest.Runs))
 			if res.Count > 1 {
@@ -148,6 +146,10 @@ func WriteHTML(w io.Writer, res *Result) error {
 			tasksSeconds = append(tasksSeconds, max(p.Tasks.ScaledSeconds, p.Tasks.ElapsedSeconds))
 		}
 		page.Sections = append(page.Sections, sec)
+		for i, ot := range outageTables(p.Outages) {
+			title := []string{": keyed orders held to the table", ": keyed orders, answers second by second"}[i]
+			page.Sections = append(page.Sections, chart.Section{Title: p.Name + title, Head: ot.Head, Rows: ot.Rows})
+		}
 	}
 	if len(tasksLabels) > 0 {
 		page.Sections = append(page.Sections, chart.Section{Title: "In-process tasks side by side",

@@ -91,3 +91,21 @@ func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 		}
 	}
 }
+
+// Quick keeps a phase's own smaller pool (fix A of too-many-clients sizes
+// it to fit) and fits a db_stop into its few seconds.
+func TestQuickKeepsASmallerPoolAndShortensAStop(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(valid, "  - name: p\n", "  - name: p\n    env: {DB_MAX_CONNS: \"2\"}\n    db_stop: {after: 3s, for: 5s, ledger: 50}\n", 1) +
+		"cluster: {owned: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Quick(s)
+	p := q.Phases[0]
+	if p.Env["DB_MAX_CONNS"] != "2" || q.Env["DB_MAX_CONNS"] != "5" {
+		t.Errorf("quick env: scenario %v, phase %v; want the phase's pool of 2 kept and the scenario's capped at 5", q.Env, p.Env)
+	}
+	if d := p.DBStop; d.After.D() != 500*time.Millisecond || d.For.D() != time.Second || p.Load.Duration.D() != 3*time.Second {
+		t.Errorf("quick db_stop %+v over %s; want 0.5 s in, for 1 s, in 3 s of load", d, p.Load.Duration.D())
+	}
+}
