@@ -66,6 +66,17 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	  else echo "make test needs Chromium: 'sudo apt-get install -y chromium chromium-driver', or set CHROMIUM to a Chrome/Chromium binary"; exit 1; fi; }
 
+# The database pitfalls' tests and the too-many-clients scenario run Debian's
+# PgBouncer in front of a throwaway cluster (README, The pitfalls: 12). As
+# root, install it; otherwise say how.
+.PHONY: pgbouncer
+pgbouncer: ## install PgBouncer (Debian's pgbouncer package) when it is missing
+	@command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's pgbouncer for the database pitfalls"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; \
+	  else echo "make test needs PgBouncer: 'sudo apt-get install -y pgbouncer' (Debian), or put pgbouncer on PATH"; exit 1; fi; }
+
 ## ---- build, run, test ----
 .PHONY: build
 build: ## build the three services and loadtest into ./bin
@@ -76,7 +87,7 @@ pgcheck:
 	@$(GO) run ./internal/pgtest/pgcheck
 
 .PHONY: test
-test: $(BIN)/promtool $(BIN)/prometheus chromium pgcheck rules-test ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
+test: $(BIN)/promtool $(BIN)/prometheus chromium pgbouncer pgcheck rules-test ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
 	$(GO) vet ./...
 	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus $(GO) test -race -count=1 -timeout 20m ./...
 
@@ -221,12 +232,12 @@ COUNT ?= 1
 SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -count $(COUNT) -out results -bin $(BIN) $(if $(DATABASE_URL),-db '$(DATABASE_URL)') $(SCENARIO_ARGS)
 
 .PHONY: scenario
-scenario: build ## one scenario against fresh local services: make scenario NAME=burst-1000 [QUICK=1] (list: NAME=-list)
+scenario: build $(if $(filter too-many-clients all,$(NAME)),pgbouncer) ## one scenario against fresh local services: make scenario NAME=burst-1000 [QUICK=1] (list: NAME=-list)
 	@test -n "$(NAME)" || { echo "scenario: set NAME (one of: $$($(BIN)/loadtest scenario -list | cut -d' ' -f1 | tr '\n' ' '))"; exit 2; }
 	$(BIN)/loadtest scenario $(SCENARIO_FLAGS) $(NAME)
 
 .PHONY: scenarios
-scenarios: build ## all ten scenarios, about 17 minutes on 2 cores (QUICK=1: about a minute)
+scenarios: build pgbouncer ## all nineteen scenarios (the first ten: about 17 minutes on 2 cores; QUICK=1: a few minutes)
 	timeout 30m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
 
 # make faults [FAULTS_ARGS='-faults restart -services pipeline']: see README, When the database fails.

@@ -25,15 +25,16 @@ const memoryBudget = 4 << 30
 // one Prometheus job each.
 var modelServices = []string{"unbounded", "semaphore", "pipeline"}
 
-// loadCompose loads compose.yaml as `docker compose --profile loadtest`
-// would, with no environment: the lab defaults must be enough.
+// loadCompose loads compose.yaml as `docker compose --profile loadtest
+// --profile pgbouncer` would, with no environment: the lab defaults must be
+// enough.
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
 	opts, err := cli.NewProjectOptions(
 		[]string{filepath.Join(root, "compose.yaml")},
 		cli.WithWorkingDirectory(root),
 		cli.WithEnv(nil),
-		cli.WithProfiles([]string{"loadtest"}),
+		cli.WithProfiles([]string{"loadtest", "pgbouncer"}),
 		cli.WithInterpolation(true),
 		cli.WithNormalization(true),
 		cli.WithConsistency(true),

@@ -3,6 +3,7 @@ package lab
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,6 +16,9 @@ type Config struct {
 	Env      map[string]string // every service gets it at start
 	Database string            // URL of the scenario's database
 	LogDir   string            // each service's stdout and stderr go to LogDir/<name>.log
+	// Replicas of each service (default 1) run side by side, named
+	// <name>-1, <name>-2, ... (README, The pitfalls: 12).
+	Replicas int
 	// Ready bounds the wait for /readyz (default 30 s); Grace the drain
 	// on Stop (default 15 s) before the process is killed.
 	Ready, Grace time.Duration
@@ -44,11 +48,17 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 		if err != nil {
 			return nil, errors.Join(err, l.Stop())
 		}
-		s, err := start(ctx, name, bin, cfg.Database, cfg.Env, filepath.Join(cfg.LogDir, name+".log"), cfg.Ready)
-		if err != nil {
-			return nil, errors.Join(err, l.Stop())
+		for r := range max(1, cfg.Replicas) {
+			label := name
+			if cfg.Replicas > 1 {
+				label = fmt.Sprintf("%s-%d", name, r+1)
+			}
+			s, err := start(ctx, label, bin, cfg.Database, cfg.Env, filepath.Join(cfg.LogDir, label+".log"), cfg.Ready)
+			if err != nil {
+				return nil, errors.Join(err, l.Stop())
+			}
+			l.Services = append(l.Services, s)
 		}
-		l.Services = append(l.Services, s)
 	}
 	return l, nil
 }

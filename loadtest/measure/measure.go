@@ -21,6 +21,8 @@ import (
 type Target struct {
 	Name       string // a label for tables, e.g. "unbounded"
 	MetricsURL string // its Prometheus endpoint; empty: no server-side figures
+	// MoreMetrics are the endpoints of its other replicas, summed with it.
+	MoreMetrics []string
 }
 
 // DefaultScrapeInterval is the time between metric scrapes when
@@ -61,7 +63,7 @@ func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.
 	)
 	cfg.OnRelease = func() {
 		if t.MetricsURL != "" {
-			watch = scrape.Watch(context.WithoutCancel(ctx), scrape.Scraper{URL: t.MetricsURL}, opt.ScrapeInterval)
+			watch = scrape.Watch(context.WithoutCancel(ctx), scrape.Scraper{URL: t.MetricsURL, Also: t.MoreMetrics}, opt.ScrapeInterval)
 		}
 		var err error
 		mark, err = opt.Annotate.Start(ctx, fmt.Sprintf("loadtest %s %s", cfg.Mode, cfg.Target.URL), string(cfg.Mode), t.Name)

@@ -87,6 +87,13 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 			return err
 		}
 		b.WriteString("\n")
+		for i, t := range outageTables(p.Outages) {
+			b.WriteString([]string{"Keyed orders beside the load, held to the orders table afterwards:\n\n", "Their answers, second by second:\n\n"}[i])
+			if err := t.WriteMarkdown(&b); err != nil {
+				return err
+			}
+			b.WriteString("\n")
+		}
 	}
 	if len(s.Published) > 0 {
 		b.WriteString("Published (Java): " + strings.Join(s.Published, "; ") + "\n\n")
@@ -127,6 +134,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		if sp.Note != "" {
 			sec.Notes = append(sec.Notes, sp.Note)
 		}
+
 		if p.Loadtest != nil {
 			sec.Charts = b.HTTPCharts(Representative(p.Loadtest.Runs))
 			if res.Count > 1 {
@@ -138,6 +146,10 @@ func WriteHTML(w io.Writer, res *Result) error {
 			tasksSeconds = append(tasksSeconds, max(p.Tasks.ScaledSeconds, p.Tasks.ElapsedSeconds))
 		}
 		page.Sections = append(page.Sections, sec)
+		for i, ot := range outageTables(p.Outages) {
+			title := []string{": keyed orders held to the table", ": keyed orders, answers second by second"}[i]
+			page.Sections = append(page.Sections, chart.Section{Title: p.Name + title, Head: ot.Head, Rows: ot.Rows})
+		}
 	}
 	if len(tasksLabels) > 0 {
 		page.Sections = append(page.Sections, chart.Section{Title: "In-process tasks side by side",
@@ -207,6 +219,15 @@ func describe(p Phase) string {
 	}
 	if p.Continue {
 		s += ", on the services of the phase before, still running"
+	}
+	if p.PgBouncer {
+		s += ", through PgBouncer"
+	}
+	if p.DBLatency != nil {
+		s += fmt.Sprintf(", %s more per round trip to Postgres", p.DBLatency.D())
+	}
+	if d := p.DBStop; d != nil {
+		s += fmt.Sprintf(", Postgres stopped %s in for %s (%d keyed orders/s beside)", d.After.D(), d.For.D(), d.Ledger)
 	}
 	return s
 }

@@ -68,6 +68,7 @@ func (s Scenario) Validate() error {
 		errs = append(errs, s.validateEnv(where+".env", p.Env)...)
 		errs = append(errs, p.validate(where)...)
 	}
+	errs = append(errs, s.validateCluster()...)
 	for i, e := range s.Expect {
 		where := fmt.Sprintf("expect[%d]", i)
 		if e.Says == "" {
@@ -177,6 +178,49 @@ func (p Phase) validate(where string) []error {
 	}
 	if l.Concurrency < 1 || l.Concurrency > 19_000 {
 		bad("load.concurrency %d: want 1..19000 (the open-files limit)", l.Concurrency)
+	}
+	return errs
+}
+
+// validateCluster checks the cluster block and the phases that use it.
+func (s Scenario) validateCluster() []error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	c := s.Cluster
+	owned := c != nil && c.Owned
+	if c != nil {
+		if (c.Role != nil || c.PgBouncer != nil) && !c.Owned {
+			bad("cluster: a role and pgbouncer need owned: true (never on the shared server)")
+		}
+		if c.Role != nil && c.Role.ConnectionLimit < 1 {
+			bad("cluster.role.connection_limit %d: want at least 1", c.Role.ConnectionLimit)
+		}
+		if c.Replicas < 0 || c.Replicas > 8 {
+			bad("cluster.replicas %d: want 1..8", c.Replicas)
+		}
+		if b := c.PgBouncer; b != nil && (b.Mode != "transaction" && b.Mode != "session" || b.Pool < 1) {
+			bad("cluster.pgbouncer: want mode transaction or session and pool >= 1")
+		}
+	}
+	for i, p := range s.Phases {
+		where := fmt.Sprintf("phases[%d] %q", i, p.Name)
+		if p.PgBouncer && (c == nil || c.PgBouncer == nil) {
+			bad("%s: pgbouncer needs cluster.pgbouncer", where)
+		}
+		if p.Continue && i > 0 && p.PgBouncer != s.Phases[i-1].PgBouncer {
+			bad("%s: a continuing phase keeps the pgbouncer setting of the phase before", where)
+		}
+		if p.DBLatency != nil && *p.DBLatency < 0 {
+			bad("%s: db_latency must not be negative", where)
+		}
+		if d := p.DBStop; d != nil {
+			if !owned {
+				bad("%s: db_stop needs cluster.owned: true (the shared server is never stopped)", where)
+			}
+			if d.After <= 0 || d.For <= 0 || d.Ledger < 1 || p.Load == nil || p.Load.Duration <= 0 {
+				bad("%s: db_stop needs after, for, ledger >= 1 and a load with a duration", where)
+			}
+		}
 	}
 	return errs
 }

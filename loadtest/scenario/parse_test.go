@@ -79,6 +79,11 @@ func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 		{"panels: [Goroutines]", "panels: []", "no panels"},
 		{"duration: 30s}", "duration: 30s, retry: sometimes}", `load.retry "sometimes"`},
 		{"  - name: p\n", "  - name: p\n    continue: true\n", "continue needs an HTTP phase before it"},
+		{"panels:", "cluster: {role: {connection_limit: 5}}\npanels:", "need owned: true"},
+		{"panels:", "cluster: {owned: true, pgbouncer: {mode: statement, pool: 5}}\npanels:", "want mode transaction or session"},
+		{"  - name: p\n", "  - name: p\n    pgbouncer: true\n", "pgbouncer needs cluster.pgbouncer"},
+		{"  - name: p\n", "  - name: p\n    db_stop: {after: 1s, for: 1s, ledger: 5}\n", "db_stop needs cluster.owned"},
+		{"  - name: p\n", "  - name: p\n    db_latency: -1s\n", "db_latency must not be negative"},
 	} {
 		_, err := Parse([]byte(strings.Replace(valid, c.from, c.to, 1)))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -106,5 +111,23 @@ func TestQuickCapsPoolsAndKeepsSmallerOnes(t *testing.T) {
 	}
 	if q.Phases[1].Env["WORKERS"] != "2" {
 		t.Errorf("phase 1: WORKERS = %q, want 2 kept", q.Phases[1].Env["WORKERS"])
+	}
+}
+
+// Quick keeps a phase's own smaller pool (fix A of too-many-clients sizes
+// it to fit) and fits a db_stop into its few seconds.
+func TestQuickKeepsASmallerPoolAndShortensAStop(t *testing.T) {
+	s, err := Parse([]byte(strings.Replace(valid, "  - name: p\n", "  - name: p\n    env: {DB_MAX_CONNS: \"2\"}\n    db_stop: {after: 3s, for: 5s, ledger: 50}\n", 1) +
+		"cluster: {owned: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Quick(s)
+	p := q.Phases[0]
+	if p.Env["DB_MAX_CONNS"] != "2" || q.Env["DB_MAX_CONNS"] != "5" {
+		t.Errorf("quick env: scenario %v, phase %v; want the phase's pool of 2 kept and the scenario's capped at 5", q.Env, p.Env)
+	}
+	if d := p.DBStop; d.After.D() != 500*time.Millisecond || d.For.D() != time.Second || p.Load.Duration.D() != 3*time.Second {
+		t.Errorf("quick db_stop %+v over %s; want 0.5 s in, for 1 s, in 3 s of load", d, p.Load.Duration.D())
 	}
 }

@@ -41,6 +41,8 @@ type PhaseResult struct {
 	// Repeats holds (one per repetition).
 	Tasks   *TasksResult   `json:"tasks,omitempty"`
 	Repeats []*TasksResult `json:"repeats,omitempty"`
+	// Outages are the db_stop runs, one per target and repetition.
+	Outages []OutageResult `json:"outages,omitempty"`
 }
 
 // addTasks records one repetition of a tasks phase and makes the one with

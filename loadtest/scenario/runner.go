@@ -89,19 +89,17 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 // that it drops at the end. Each repetition appends its runs to the phases'
 // results, so that a table can quote the median and the range.
 func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
-	var db *pgdb.Database
+	var be *backend
 	defer func() {
-		if db != nil {
-			dropCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			err = errors.Join(err, db.Drop(dropCtx))
-			cancel()
+		if be != nil {
+			err = errors.Join(err, be.close(context.WithoutCancel(ctx)))
 		}
 	}()
 	for rep := range res.Count {
 		if res.Count > 1 {
 			fmt.Fprintf(r.Log, "== repetition %d of %d\n", rep+1, res.Count)
 		}
-		if err := r.phases(ctx, s, res, rep, pause, &db, logDir); err != nil {
+		if err := r.phases(ctx, s, res, rep, pause, &be, logDir); err != nil {
 			return err
 		}
 	}
@@ -111,7 +109,7 @@ func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time
 // phases runs every phase once (repetition rep), appending to res.Phases.
 // A service started for a phase that the next one continues is kept
 // running for it.
-func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, db **pgdb.Database, logDir string) error {
+func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, be **backend, logDir string) error {
 	kept := map[string]*lab.Lab{}
 	defer func() {
 		for name, running := range kept {
@@ -141,12 +139,9 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 		} else {
 			pr.Env = res.Phases[i-1].Env
 		}
-		if r.Endpoints == nil && *db == nil {
-			if err := checkConnections(ctx, r.DatabaseURL, s, r.Log); err != nil {
-				return err
-			}
+		if r.Endpoints == nil && *be == nil {
 			var err error
-			if *db, err = pgdb.Create(ctx, r.DatabaseURL, dbNameOf(s.Name)); err != nil {
+			if *be, err = newBackend(ctx, r.DatabaseURL, s, r.Log); err != nil {
 				return err
 			}
 		}
@@ -167,7 +162,7 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 				r.stop(name, running)
 				running = nil
 			}
-			running, err := r.target(ctx, s, p, name, pr.Env, *db, running, logDir, pr.Loadtest)
+			running, err := r.target(ctx, s, p, name, pr, *be, running, logDir)
 			if running != nil {
 				if keep && err == nil {
 					kept[name] = running
@@ -196,21 +191,47 @@ func (r *Runner) stop(name string, running *lab.Lab) {
 // Meanwhile the other services hold no connections and no CPU, and every
 // run that is not a continuation starts from a fresh process (a clean RSS
 // baseline).
-func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, env map[string]string,
-	db *pgdb.Database, running *lab.Lab, logDir string, rep *report.Report) (*lab.Lab, error) {
+func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, pr *PhaseResult,
+	be *backend, running *lab.Lab, logDir string) (*lab.Lab, error) {
 	ep, ok := r.Endpoints[name]
+	var more []string
 	if r.Endpoints == nil {
+		if err := be.setLatency(p); err != nil {
+			return running, err
+		}
+		replicas := 1
+		if s.Cluster != nil {
+			replicas = max(1, s.Cluster.Replicas)
+		}
 		if running == nil {
-			fmt.Fprintf(r.Log, "   starting %s with %s\n", name, envString(env))
+			how := ""
+			if replicas > 1 {
+				how = fmt.Sprintf("%d replicas of ", replicas)
+			}
+			if p.PgBouncer {
+				how = "through PgBouncer, " + how
+			}
+			fmt.Fprintf(r.Log, "   starting %s%s with %s\n", how, name, envString(pr.Env))
 			var err error
-			running, err = lab.Start(ctx, lab.Config{BinDir: r.BinDir, Services: []string{name}, Env: env,
-				Database: db.URL, LogDir: logDir})
+			running, err = lab.Start(ctx, lab.Config{BinDir: r.BinDir, Services: []string{name}, Env: pr.Env,
+				Database: be.urlFor(p), LogDir: logDir, Replicas: replicas})
 			if err != nil {
 				return nil, err
 			}
 		}
 		svc := running.Services[0]
 		ep, ok = Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL}, true
+		if len(running.Services) > 1 {
+			b, err := lab.Balance(running.Services)
+			if err != nil {
+				return running, err
+			}
+			defer b.Close()
+			ep.URL = b.URL
+			for _, other := range running.Services[1:] {
+				more = append(more, other.MetricsURL)
+			}
+		}
 	}
 	if !ok {
 		return running, fmt.Errorf("no endpoint for target %s (-target %s=URL)", name, name)
@@ -219,10 +240,20 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, e
 	if err != nil {
 		return running, err
 	}
-	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL}, configOf(p, ep.URL),
+	var out *outage
+	if p.DBStop != nil && be != nil && be.cluster != nil {
+		out = startOutage(ctx, be, *p.DBStop, name, p.Name, ep.URL)
+	}
+	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL, MoreMetrics: more}, configOf(p, ep.URL),
 		measure.Options{ScrapeInterval: cmp.Or(r.Scrape, 250*time.Millisecond), SLO: slo})
+	if out != nil {
+		o := out.finish(ctx)
+		pr.Outages = append(pr.Outages, o)
+		fmt.Fprintf(r.Log, "-- %s %s: keyed orders %s; missing %d, twice %d, stored despite the answer %d\n",
+			p.Name, name, tally(o.Answers), o.Missing, o.Duplicates, o.Stored)
+	}
 	if run.Name != "" {
-		rep.Runs = append(rep.Runs, run)
+		pr.Loadtest.Runs = append(pr.Loadtest.Runs, run)
 		fmt.Fprintf(r.Log, "-- %s %s: %.0f req/s, %d ok, %d rejected, %d errors in %s\n",
 			p.Name, name, run.Throughput, run.Succeeded, run.Rejected, run.Errors, report.FormatSeconds(run.ElapsedSeconds))
 	}

@@ -23,6 +23,49 @@ type Scenario struct {
 	Panels []string `yaml:"panels" json:"panels"`
 	// Benchmark names the Go benchmark that measures the same thing.
 	Benchmark string `yaml:"benchmark,omitempty" json:"benchmark,omitempty"`
+	// Cluster, when set, is a Postgres the runner owns for the scenario
+	// (README, The pitfalls: 12-14), instead of a database on the shared
+	// server.
+	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+}
+
+// Cluster is what the runner sets up around the database and the services.
+type Cluster struct {
+	// Owned: the runner starts a throwaway cluster of its own
+	// (internal/pgcluster) and destroys it after the run. Stopping the
+	// database (db_stop), a role and PgBouncer need it.
+	Owned bool `yaml:"owned" json:"owned"`
+	// Role: the services log in as a role of their own with this CONNECTION
+	// LIMIT, owner of the scenario's database; beyond it Postgres refuses
+	// a connection with FATAL 53300.
+	Role *Role `yaml:"role,omitempty" json:"role,omitempty"`
+	// Replicas of each target run at once (default 1), each with the
+	// phase's env; the load is spread over them connection by connection
+	// (a round-robin TCP front), and their metrics are summed.
+	Replicas int `yaml:"replicas,omitempty" json:"replicas,omitempty"`
+	// PgBouncer runs Debian's pgbouncer in front of the cluster; a phase
+	// with pgbouncer: true sends the services through it.
+	PgBouncer *PgBouncer `yaml:"pgbouncer,omitempty" json:"pgbouncer,omitempty"`
+}
+
+// Role is the services' login role.
+type Role struct {
+	ConnectionLimit int `yaml:"connection_limit" json:"connection_limit"`
+}
+
+// PgBouncer is a pooler between the services and Postgres.
+type PgBouncer struct {
+	Mode string `yaml:"mode" json:"mode"` // transaction or session
+	Pool int    `yaml:"pool" json:"pool"` // server connections per database and user
+}
+
+// DBStop stops the owned cluster during a phase: After into the load,
+// for For, then starts it again. Ledger keyed orders a second go to each
+// target besides the phase's load, and are held to the table afterwards.
+type DBStop struct {
+	After  Duration `yaml:"after" json:"after"`
+	For    Duration `yaml:"for" json:"for"`
+	Ledger int      `yaml:"ledger" json:"ledger"`
 }
 
 // Phase is one load shape, run against every target in turn (HTTP), or one
@@ -42,6 +85,16 @@ type Phase struct {
 	Tasks    *Tasks   `yaml:"tasks,omitempty" json:"tasks,omitempty"`
 	Bound    *Bound   `yaml:"bound,omitempty" json:"bound,omitempty"`
 	Note     string   `yaml:"note,omitempty" json:"note,omitempty"`
+	// PgBouncer: the services of this phase reach Postgres through the
+	// scenario's PgBouncer, with default_query_exec_mode=exec in their
+	// DATABASE_URL (a transaction-mode pooler keeps no prepared statements).
+	PgBouncer bool `yaml:"pgbouncer,omitempty" json:"pgbouncer,omitempty"`
+	// DBLatency, when set (0 included), puts a TCP proxy between every
+	// service and Postgres for the whole scenario (internal/faultproxy),
+	// and adds this much to each round trip for the phase: half each way.
+	DBLatency *Duration `yaml:"db_latency,omitempty" json:"db_latency,omitempty"`
+	// DBStop stops the owned cluster for a while during the phase.
+	DBStop *DBStop `yaml:"db_stop,omitempty" json:"db_stop,omitempty"`
 }
 
 // Request is what each request of a phase asks for.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,6 +89,13 @@ var httpColumns = []httpColumn{
 	{head: "RSS/in-flight", value: serverFigure(RSSPerInFlight), format: kib},
 	{head: "connections", value: serverFigure(func(s report.Server) float64 { return s.PeakConnections }), format: decimals(0)},
 	{head: "RSS/conn", value: serverFigure(RSSPerConnection), format: kib},
+	{head: "mean hold", value: serverFigure(func(s report.Server) float64 { return s.MeanHoldSeconds }), format: report.FormatSeconds},
+	{head: "pool/hold", value: serverFigure(func(s report.Server) float64 {
+		if s.MeanHoldSeconds <= 0 {
+			return 0
+		}
+		return s.PoolMax / s.MeanHoldSeconds
+	}), format: func(v float64) string { return fmt.Sprintf("%.0f/s", v) }},
 	{head: "pool wait p99", value: func(_ PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
 			return 0, false
@@ -113,6 +121,10 @@ func TableOf(p PhaseResult) Table {
 			tab.Head = append(tab.Head, c.head)
 		}
 	}
+	texts := textColumns(runs)
+	for _, c := range texts {
+		tab.Head = append(tab.Head, c.head)
+	}
 	tab.Head = append(tab.Head, "expectation")
 	for _, group := range byTarget(runs) {
 		row := []string{group[0].Name}
@@ -125,6 +137,13 @@ func TableOf(p PhaseResult) Table {
 			}
 			row = append(row, spread(vs, c.format))
 		}
+		for _, c := range texts {
+			var cells []string
+			for _, r := range group {
+				cells = append(cells, c.value(r))
+			}
+			row = append(row, strings.Join(slices.Compact(cells), " / "))
+		}
 		var verdicts []string
 		for _, r := range group {
 			verdicts = append(verdicts, verdict(r.SLO))
@@ -132,6 +151,43 @@ func TableOf(p PhaseResult) Table {
 		tab.Rows = append(tab.Rows, append(row, strings.Join(slices.Compact(verdicts), " / ")))
 	}
 	return tab
+}
+
+// textColumn is a column written as text: one cell per run, joined by " / ".
+type textColumn struct {
+	head  string
+	value func(report.Run) string
+}
+
+// textColumns are the status counts, when some answer was a 5xx, and the
+// database errors by class, when there were any (README, When the
+// database fails).
+func textColumns(runs []report.Run) []textColumn {
+	var cols []textColumn
+	if slices.ContainsFunc(runs, func(r report.Run) bool {
+		return slices.ContainsFunc(slices.Collect(maps.Keys(r.Status)), func(c string) bool { return strings.HasPrefix(c, "5") })
+	}) {
+		cols = append(cols, textColumn{"statuses", func(r report.Run) string {
+			m := map[string]int{}
+			for c, n := range r.Status {
+				m[c] = int(n)
+			}
+			return tally(m)
+		}})
+	}
+	if slices.ContainsFunc(runs, func(r report.Run) bool { return r.Server != nil && len(r.Server.DBErrors) > 0 }) {
+		cols = append(cols, textColumn{"db errors", func(r report.Run) string {
+			if r.Server == nil || len(r.Server.DBErrors) == 0 {
+				return "0"
+			}
+			m := map[string]int{}
+			for c, n := range r.Server.DBErrors {
+				m[c] = int(n)
+			}
+			return tally(m)
+		}})
+	}
+	return cols
 }
 
 // byTarget groups runs by target, in the order the targets first ran.

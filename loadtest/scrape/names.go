@@ -20,6 +20,9 @@ const (
 	metricWaiters      = "orderlab_limiter_waiters"
 	metricLimit        = "orderlab_limiter_limit"
 	metricCPU          = "process_cpu_seconds_total"
+	metricHold         = "orderlab_db_pool_connection_hold_seconds" // histogram
+	metricPoolMax      = "orderlab_db_pool_max_connections"
+	metricDBErrors     = "orderlab_db_errors_total" // label class
 )
 
 // probeRoutes are answered by every service without doing any work; they

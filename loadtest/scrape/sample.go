@@ -41,6 +41,13 @@ type Sample struct {
 	Limit float64 `json:"limiter_limit,omitempty"`
 	// CPUSeconds is the process's CPU time, user and system, cumulative.
 	CPUSeconds float64 `json:"cpu_seconds_total"`
+	// Holds and HoldSeconds are the cumulative count and sum of connection
+	// hold times (acquire to release); PoolMax is the pool's size.
+	Holds       float64 `json:"holds_total,omitempty"`
+	HoldSeconds float64 `json:"hold_seconds_total,omitempty"`
+	PoolMax     float64 `json:"pool_max_connections,omitempty"`
+	// DBErrors counts failed database calls by class, cumulative.
+	DBErrors map[string]float64 `json:"db_errors_total,omitempty"`
 }
 
 // Bucket is one cumulative histogram bucket. In JSON it reads
@@ -76,17 +83,35 @@ func (b *Bucket) UnmarshalJSON(data []byte) error {
 
 // parse decodes an exposition in format f into a Sample.
 func parse(r io.Reader, f expfmt.Format, at time.Time) (Sample, error) {
-	dec := expfmt.NewDecoder(r, f)
 	fams := make(map[string]*dto.MetricFamily)
+	if err := decode(r, f, fams); err != nil {
+		return Sample{}, err
+	}
+	return sampleOf(fams, at), nil
+}
+
+// decode adds the families of an exposition to fams; a family already
+// there gets the new series appended, so that the expositions of several
+// replicas read as one target whose figures are their sums.
+func decode(r io.Reader, f expfmt.Format, fams map[string]*dto.MetricFamily) error {
+	dec := expfmt.NewDecoder(r, f)
 	for {
 		var mf dto.MetricFamily
 		if err := dec.Decode(&mf); err == io.EOF {
-			break
+			return nil
 		} else if err != nil {
-			return Sample{}, fmt.Errorf("parsing metrics: %w", err)
+			return fmt.Errorf("parsing metrics: %w", err)
 		}
-		fams[mf.GetName()] = &mf
+		if had := fams[mf.GetName()]; had != nil {
+			had.Metric = append(had.Metric, mf.Metric...)
+		} else {
+			fams[mf.GetName()] = &mf
+		}
 	}
+}
+
+// sampleOf reads a Sample from decoded families.
+func sampleOf(fams map[string]*dto.MetricFamily, at time.Time) Sample {
 	s := Sample{
 		Time:         at,
 		Goroutines:   sum(fams[metricGoroutines]),
@@ -104,6 +129,17 @@ func parse(r io.Reader, f expfmt.Format, at time.Time) (Sample, error) {
 		AuditPending: sum(fams[metricAuditPending]),
 		Limit:        sum(fams[metricLimit]),
 		CPUSeconds:   sum(fams[metricCPU]),
+		PoolMax:      sum(fams[metricPoolMax]),
+	}
+	for _, m := range fams[metricHold].GetMetric() {
+		s.Holds += float64(m.GetHistogram().GetSampleCount())
+		s.HoldSeconds += m.GetHistogram().GetSampleSum()
+	}
+	if mf := fams[metricDBErrors]; mf != nil {
+		s.DBErrors = make(map[string]float64)
+		for _, m := range mf.GetMetric() {
+			s.DBErrors[label(m, "class")] += value(m)
+		}
 	}
 	if mf := fams[metricQueueLength]; mf != nil {
 		s.QueueLength = make(map[string]float64)
@@ -114,7 +150,7 @@ func parse(r io.Reader, f expfmt.Format, at time.Time) (Sample, error) {
 	if n := len(s.AcquireWait); n > 0 {
 		s.AcquireWaits = s.AcquireWait[n-1].Count
 	}
-	return s, nil
+	return s
 }
 
 func label(m *dto.Metric, name string) string {

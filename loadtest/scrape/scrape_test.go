@@ -195,3 +195,48 @@ func TestStopDoesNotCountTheScrapeItInterrupted(t *testing.T) {
 		t.Errorf("%d samples, %d errors (%s); want the first and the last, no error", len(series.Samples), series.Errors, series.LastError)
 	}
 }
+
+// replica is the exposition of one replica after n transactions that held
+// their connection hold seconds each, with errs unavailable errors.
+func replica(n int, hold float64, errs int) string {
+	return fmt.Sprintf(`# TYPE orderlab_db_pool_max_connections gauge
+orderlab_db_pool_max_connections 5
+# TYPE orderlab_db_pool_connection_hold_seconds histogram
+orderlab_db_pool_connection_hold_seconds_bucket{le="+Inf"} %d
+orderlab_db_pool_connection_hold_seconds_sum %g
+orderlab_db_pool_connection_hold_seconds_count %d
+# TYPE orderlab_db_errors_total counter
+orderlab_db_errors_total{class="unavailable"} %d
+orderlab_db_errors_total{class="conflict"} 0
+`, n, float64(n)*hold, n, errs)
+}
+
+// The replicas of a target (Scraper.Also) read as one: their pools, holds
+// and errors summed, so that the run's mean hold weighs every replica's
+// transactions and pool/hold is the fleet's bound.
+func TestReplicasAreSummed(t *testing.T) {
+	var step atomic.Int64
+	srv := func(hold float64, errs int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			n := int(step.Load())
+			fmt.Fprint(w, replica(100*n, hold, errs*n))
+		}))
+	}
+	a, b := srv(0.010, 0), srv(0.030, 3)
+	defer a.Close()
+	defer b.Close()
+	s := Scraper{URL: a.URL, Also: []string{b.URL}}
+	var series Series
+	for range 3 {
+		x, err := s.Scrape(context.Background())
+		series.add(x, err)
+		step.Add(1)
+	}
+	sum := series.Summary()
+	if sum.PoolMax != 10 || math.Abs(sum.MeanHoldSeconds-0.020) > 1e-9 {
+		t.Errorf("pool %v, mean hold %v; want 10 (5 + 5) and 20 ms (as many 10 ms holds as 30 ms ones)", sum.PoolMax, sum.MeanHoldSeconds)
+	}
+	if sum.DBErrors["unavailable"] != 6 || len(sum.DBErrors) != 1 {
+		t.Errorf("db errors %v; want 6 unavailable over the run and no class that did not grow", sum.DBErrors)
+	}
+}

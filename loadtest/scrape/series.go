@@ -49,6 +49,13 @@ type Summary struct {
 	Answers    float64 `json:"answers"`
 	Commits    float64 `json:"commits"`
 	Window     float64 `json:"window_seconds"`
+	// MeanHoldSeconds is the mean connection hold time over the run (the W
+	// of Little's law) and PoolMax the pool's size at the end (summed over
+	// replicas): PoolMax / MeanHoldSeconds is the pool's bound as measured.
+	MeanHoldSeconds float64 `json:"mean_hold_seconds,omitempty"`
+	PoolMax         float64 `json:"pool_max_connections,omitempty"`
+	// DBErrors are the run's failed database calls by class.
+	DBErrors map[string]float64 `json:"db_errors,omitempty"`
 }
 
 // Summary computes the peaks and the run's deltas.
@@ -58,6 +65,7 @@ func (s Series) Summary() Summary {
 		return sum
 	}
 	buckets := make([][]Bucket, len(s.Samples))
+	var holds, held float64
 	for i, x := range s.Samples {
 		sum.PeakGoroutines = max(sum.PeakGoroutines, x.Goroutines)
 		sum.PeakThreads = max(sum.PeakThreads, x.Threads)
@@ -79,6 +87,16 @@ func (s Series) Summary() Summary {
 			sum.CPUSeconds += counterIncrease(prev.CPUSeconds, x.CPUSeconds)
 			sum.Answers += counterIncrease(prev.Requests, x.Requests)
 			sum.Commits += counterIncrease(prev.Orders, x.Orders)
+			holds += counterIncrease(prev.Holds, x.Holds)
+			held += counterIncrease(prev.HoldSeconds, x.HoldSeconds)
+			for class, v := range x.DBErrors {
+				if d := counterIncrease(prev.DBErrors[class], v); d > 0 {
+					if sum.DBErrors == nil {
+						sum.DBErrors = map[string]float64{}
+					}
+					sum.DBErrors[class] += d
+				}
+			}
 		}
 	}
 	d := Increase(buckets)
@@ -86,7 +104,11 @@ func (s Series) Summary() Summary {
 	if n := len(d); n > 0 {
 		sum.AcquireWaits = d[n-1].Count
 	}
+	if holds > 0 {
+		sum.MeanHoldSeconds = held / holds
+	}
 	first, last := s.Samples[0], s.Samples[len(s.Samples)-1]
+	sum.PoolMax = last.PoolMax
 	sum.Window = last.Time.Sub(first.Time).Round(time.Millisecond).Seconds()
 	return sum
 }

@@ -8,12 +8,16 @@ import (
 	"sync"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
 // Scraper reads one target's metrics endpoint.
 type Scraper struct {
-	URL    string       // e.g. http://127.0.0.1:9091/metrics
+	URL string // e.g. http://127.0.0.1:9091/metrics
+	// Also are the endpoints of the target's other replicas: every scrape
+	// reads them all and sums their series (peaks are then of the sums).
+	Also   []string
 	Client *http.Client // nil: a client with a 2 s timeout
 }
 
@@ -24,27 +28,37 @@ var defaultClient = &http.Client{
 	Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil},
 }
 
-// Scrape reads the endpoint once, in the Prometheus text format.
+// Scrape reads the endpoint (and Also) once, in the Prometheus text format.
 func (s Scraper) Scrape(ctx context.Context) (Sample, error) {
+	at := time.Now()
+	fams := make(map[string]*dto.MetricFamily)
+	for _, u := range append([]string{s.URL}, s.Also...) {
+		if err := s.read(ctx, u, fams); err != nil {
+			return Sample{}, err
+		}
+	}
+	return sampleOf(fams, at), nil
+}
+
+func (s Scraper) read(ctx context.Context, url string, fams map[string]*dto.MetricFamily) error {
 	c := s.Client
 	if c == nil {
 		c = defaultClient
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return Sample{}, err
+		return err
 	}
 	req.Header.Set("Accept", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
-	at := time.Now()
 	resp, err := c.Do(req)
 	if err != nil {
-		return Sample{}, err
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return Sample{}, fmt.Errorf("%s: %s", s.URL, resp.Status)
+		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
-	return parse(resp.Body, expfmt.ResponseFormat(resp.Header), at)
+	return decode(resp.Body, expfmt.ResponseFormat(resp.Header), fams)
 }
 
 // Watcher scrapes a target in the background. Make one with [Watch].

@@ -22,7 +22,7 @@ func TestEveryScenarioParsesAndValidates(t *testing.T) {
 		names = append(names, s.Name)
 	}
 	if !slices.Equal(names, Order) {
-		t.Errorf("catalog = %v, want the ten scenarios in order %v", names, Order)
+		t.Errorf("catalog = %v, want the catalog's scenarios in order %v", names, Order)
 	}
 	if _, err := Get("no-such-scenario"); err == nil {
 		t.Error("Get(no-such-scenario) did not fail")

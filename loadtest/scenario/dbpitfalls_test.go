@@ -1,0 +1,113 @@
+package scenario
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/loadtest/report"
+)
+
+// quickCatalog runs a catalog scenario in quick mode against one target
+// (the database pitfalls, README, The pitfalls: 12-14) and returns the
+// result, each phase with that target's run.
+func quickCatalog(t *testing.T, bin, name, target string) *Result {
+	t.Helper()
+	data, err := os.ReadFile("catalog/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Targets = []string{target}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Log: testWriter{t}}
+	res, _, err := r.Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Phases {
+		if p.Loadtest == nil || len(p.Loadtest.Runs) != 1 || p.Loadtest.Runs[0].Server == nil {
+			t.Fatalf("phase %s: want one run of %s with server metrics", p.Name, target)
+		}
+		if n := p.Loadtest.Runs[0].Status["500"]; n > 0 {
+			t.Errorf("phase %s: %d answers of 500", p.Name, n)
+		}
+	}
+	return res
+}
+
+func runOf(p PhaseResult) report.Run { return p.Loadtest.Runs[0] }
+
+// TestDatabasePitfallsQuick runs the three database pitfalls in quick mode,
+// each against one model, on one build of the services.
+func TestDatabasePitfallsQuick(t *testing.T) {
+	bin := buildServices(t)
+	t.Run("too-many-clients", func(t *testing.T) { tooManyClients(t, bin) })
+	t.Run("db-latency", func(t *testing.T) { dbLatency(t, bin) })
+	t.Run("db-restart", func(t *testing.T) { dbRestart(t, bin) })
+}
+
+// Too many clients: three replicas of unbounded whose pools need more than
+// the role's 10 connections get 503s of class unavailable; pools sized to
+// fit, and PgBouncer in transaction mode (with migrations that take no
+// session lock), get none.
+func tooManyClients(t *testing.T, bin string) {
+	res := quickCatalog(t, bin, "too-many-clients", "unbounded")
+	beyond, fitted, bounced := runOf(res.Phases[0]), runOf(res.Phases[1]), runOf(res.Phases[2])
+	if beyond.Status["503"] == 0 || beyond.Server.DBErrors["unavailable"] == 0 {
+		t.Errorf("pools beyond the limit: statuses %v, db errors %v; want 503s of class unavailable", beyond.Status, beyond.Server.DBErrors)
+	}
+	for _, r := range []report.Run{fitted, bounced} {
+		if len(r.Server.DBErrors) > 0 || r.Status["503"] > 0 || r.Succeeded == 0 {
+			t.Errorf("a fix: statuses %v, db errors %v; want only successes", r.Status, r.Server.DBErrors)
+		}
+	}
+	if env := res.Phases[1].Env; env["DB_MAX_CONNS"] != "2" {
+		t.Errorf("fix A ran with DB_MAX_CONNS=%s, want its own 2 (3 x (2 + 1) <= 10)", env["DB_MAX_CONNS"])
+	}
+	if got := bounced.Server.PoolMax; got != 15 {
+		t.Errorf("through PgBouncer the replicas' pools add up to %v, want 3 x 5 (their metrics summed)", got)
+	}
+}
+
+// A slower network: 20 ms more per round trip lengthens the mean hold by
+// about that much and lowers pool/hold, on the same running service; the
+// hold comes back when the latency goes.
+func dbLatency(t *testing.T, bin string) {
+	res := quickCatalog(t, bin, "db-latency", "semaphore")
+	var hold [3]float64
+	for i, p := range res.Phases {
+		hold[i] = runOf(p).Server.MeanHoldSeconds
+	}
+	if hold[1]-hold[0] < 0.015 || hold[1]-hold[2] < 0.010 {
+		t.Errorf("mean hold %v s at 0, 20, 0 ms more per round trip: want about 20 ms more in the middle", hold)
+	}
+}
+
+// A restart under load: while Postgres is down the keyed orders are
+// answered 503 database-unavailable, orders succeed again after it is
+// back, and the table holds every acknowledged order once.
+func dbRestart(t *testing.T, bin string) {
+	res := quickCatalog(t, bin, "db-restart", "pipeline")
+	os := res.Phases[0].Outages
+	if len(os) != 1 {
+		t.Fatalf("%d outages, want 1", len(os))
+	}
+	o := os[0]
+	if o.Err != "" || o.Started <= o.Stopped || o.Answers["503 database-unavailable"] == 0 || o.Answers["500"] > 0 {
+		t.Errorf("outage %+v: want a stop and a start, 503 database-unavailable while down, no 500", o)
+	}
+	if o.Missing+o.Duplicates+o.Stored > 0 {
+		t.Errorf("the table disagrees with the answers: %d missing, %d twice, %d stored despite the answer", o.Missing, o.Duplicates, o.Stored)
+	}
+	if last := o.BySecond[len(o.BySecond)-1]; last["201"] == 0 || !strings.Contains(tally(last), "201") {
+		t.Errorf("last second's answers %v: want successes once Postgres is back", last)
+	}
+}
