@@ -58,7 +58,7 @@ func TestMigrateBehindATransactionPooler(t *testing.T) {
 		t.Cleanup(st.Close)
 	}
 	for _, st := range stores {
-		if _, err := st.CreateOrder(ctx, req("pooled", 1, ""), 0); err != nil {
+		if _, err := st.CreateOrder(ctx, req("pooled", 1, ""), 0, 0); err != nil {
 			t.Fatalf("an order through PgBouncer: %v", err)
 		}
 	}
