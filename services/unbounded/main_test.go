@@ -173,7 +173,7 @@ func TestAuditGoroutinePerOrder(t *testing.T) {
 	}
 }
 
-// With API_WAIT_MODE=syscall, /work/api blocks OS threads in nanosleep
+// With API_WAIT_MODE=syscall, /work/api blocks OS threads (nanosleep on Linux)
 // instead of parking goroutines, and go_threads climbs (README, The pitfalls: 4).
 func TestSyscallWaitPinsThreads(t *testing.T) {
 	threads := func(mode string) float64 {
