@@ -215,3 +215,7 @@ func TestRequestBufferKnob(t *testing.T) {
 		}
 	}
 }
+
+// Clients that break the rules (README, "HTTP servers", Limits): each
+// server answers them and goes on serving the others.
+func TestAbuse(t *testing.T) { apptest.Abuse(t, service, nil) }
