@@ -173,7 +173,7 @@ func TestAuditGoroutinePerOrder(t *testing.T) {
 	}
 }
 
-// With API_WAIT_MODE=syscall, /work/api blocks OS threads in nanosleep
+// With API_WAIT_MODE=syscall, /work/api blocks OS threads (nanosleep on Linux)
 // instead of parking goroutines, and go_threads climbs (README, The pitfalls: 4).
 func TestSyscallWaitPinsThreads(t *testing.T) {
 	threads := func(mode string) float64 {
@@ -221,3 +221,7 @@ func FuzzPlaceOrder(f *testing.F) { apptest.FuzzPlaceOrder(f, service) }
 
 // The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
 func TestPoolPitfalls(t *testing.T) { apptest.PoolPitfalls(t, service, nil) }
+
+// Clients that break the rules (README, "HTTP servers", Limits): each
+// server answers them and goes on serving the others.
+func TestAbuse(t *testing.T) { apptest.Abuse(t, service, nil) }

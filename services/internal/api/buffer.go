@@ -3,8 +3,6 @@ package api
 import (
 	"runtime"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/gin-gonic/gin"
 )
@@ -32,19 +30,5 @@ func requestBuffer(n int, pooled bool) gin.HandlerFunc {
 		if pooled {
 			pool.Put(b)
 		}
-	}
-}
-
-// blockingSleep waits d in the nanosleep system call. The goroutine's OS
-// thread is blocked in the kernel for the whole wait, so the scheduler must
-// start another thread to run other goroutines.
-func blockingSleep(d time.Duration) {
-	ts := syscall.NsecToTimespec(d.Nanoseconds())
-	for {
-		var left syscall.Timespec
-		if err := syscall.Nanosleep(&ts, &left); err != syscall.EINTR {
-			return
-		}
-		ts = left
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 
@@ -60,5 +61,16 @@ func invalid(c *gin.Context, field, detail string) {
 	writeProblem(c, Problem{
 		Type: problemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
 		Detail: field + ": " + detail, Errors: []order.FieldError{{Field: field, Detail: detail}},
+	})
+}
+
+// BodyTooLarge is the problem of a body over MaxBodyBytes, rendered: the
+// API's 413, which the nbio server also sends itself for a body it will
+// not buffer (httpserver.Config.BodyTooLarge).
+func BodyTooLarge() []byte {
+	return renderProblem(Problem{
+		Type: problemBase + "body-too-large", Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
+		Detail: fmt.Sprintf("the body must be at most %d bytes", MaxBodyBytes),
+		Errors: []order.FieldError{{Field: "body", Detail: fmt.Sprintf("must be at most %d bytes", MaxBodyBytes)}},
 	})
 }

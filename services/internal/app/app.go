@@ -210,7 +210,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		return fmt.Errorf("ADMIN_ADDR: %w", err)
 	}
 	apiSrv, err := httpserver.New(httpserver.Config{Kind: cfg.HTTPServer, Limits: apiLimits(cfg), HandlerPool: cfg.HandlerPool,
-		Log: log, Registry: reg}, apiLn, handler)
+		BodyTooLarge: api.BodyTooLarge(), Log: log, Registry: reg}, apiLn, handler)
 	if err != nil {
 		_ = apiLn.Close()
 		_ = adminLn.Close()
@@ -275,6 +275,7 @@ func apiLimits(cfg Config) httpserver.Limits {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    16 << 10,
 		MaxBufferedBody:   4 * api.MaxBodyBytes,
+		MaxUnsentBytes:    1 << 20,
 	}
 }
 

@@ -26,6 +26,7 @@ type nbioServer struct {
 	ln       *holdListener
 	pool     *taskpool.TaskPool
 	lim      Limits
+	tooLarge []byte // the 413 answer the guard writes
 	m        *metrics
 	draining atomic.Bool
 
@@ -45,9 +46,10 @@ func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) *nbioServe
 	setNBIOLogger(cfg.Log)
 	lim := cfg.Limits
 	s := &nbioServer{
-		ln:  newHoldListener(ln),
-		lim: lim,
-		m:   m,
+		ln:       newHoldListener(ln),
+		lim:      lim,
+		tooLarge: answerBodyTooLarge(cfg.BodyTooLarge),
+		m:        m,
 		// taskpool.New(n) runs at most n-1 tasks at once; it queues the
 		// rest (up to 64 Ki, then the poller waits).
 		pool:  taskpool.New(size+1, 64<<10),
@@ -69,7 +71,10 @@ func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) *nbioServe
 		KeepaliveTime:   lim.IdleTimeout,
 		WriteTimeout:    lim.WriteTimeout,
 		MaxHTTPBodySize: lim.MaxBufferedBody,
-		ReadLimit:       readLimit(lim),
+		// Answers waiting beyond the socket's buffer; more closes the
+		// connection (nbio's default: no bound).
+		MaxWriteBufferSize: lim.MaxUnsentBytes,
+		ReadLimit:          readLimit(lim),
 	})
 	s.engine.OnOpen(s.opened)
 	s.engine.OnClose(s.closed)
@@ -290,13 +295,28 @@ func (s *nbioServer) closed(c net.Conn, _ error) {
 // the read gets its deadline.
 func (s *nbioServer) onData(c *nbio.Conn, data []byte) {
 	st := s.track(c)
+	if st != nil && st.rejected {
+		st.discard(len(data))
+		return
+	}
 	if st != nil && !st.reading {
 		s.beginRequest(st)
 	}
-	c.DataHandler()(c, data)
-	if st != nil && st.reading {
-		st.armDeadline(s.lim)
+	if st != nil && !st.headersDone {
+		st.headerRead += len(data)
 	}
+	c.DataHandler()(c, data)
+	if st == nil || !st.reading || st.rejected {
+		return
+	}
+	// Headers still incomplete after all these bytes: one header line too
+	// long for the guard's count, which sees only whole lines (nbhttp
+	// would buffer it up to its ReadLimit, then close without an answer).
+	if lim := s.lim.MaxHeaderBytes; lim > 0 && !st.headersDone && st.headerRead > lim+headerSlack {
+		st.reject(answerHeaderTooLarge)
+		return
+	}
+	st.armDeadline(s.lim)
 }
 
 // track returns c's state; on c's first read it puts a guard in front of
@@ -325,6 +345,11 @@ func (s *nbioServer) track(c *nbio.Conn) *nbioConn {
 // time the wait, and mark the request finished once its answer is written.
 func (s *nbioServer) dispatch(st *nbioConn, execute func(func()) bool) func(func()) bool {
 	return func(job func()) bool {
+		if st.busy.Load() > MaxPipelined { // this request counts already
+			_ = st.conn.Close()
+			s.endRequest(st)
+			return false
+		}
 		queued := time.Now()
 		s.m.poolQueued.Add(1)
 		ok := execute(func() {
@@ -348,7 +373,7 @@ func (s *nbioServer) dispatch(st *nbioConn, execute func(func()) bool) func(func
 
 // beginRequest: the first bytes of a request arrived (poller goroutine).
 func (s *nbioServer) beginRequest(st *nbioConn) {
-	st.reading, st.start, st.headerBytes, st.headersDone = true, time.Now(), 0, false
+	st.reading, st.start, st.headerBytes, st.headerRead, st.headersDone = true, time.Now(), 0, 0, false
 	if st.busy.Add(1) == 1 {
 		s.m.connection(0, 1)
 	}

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"cmp"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
@@ -13,18 +14,37 @@ import (
 // answers 431 (its bufio slack); nbio gets the same.
 const headerSlack = 4096
 
+// MaxPipelined bounds, under nbio, the requests of one connection read and
+// not yet answered. nbio reads a connection's requests as fast as they
+// come and queues each for the handler pool, so a client that pipelines
+// requests and never reads the answers would queue them without end; past
+// this many, the connection closes. (net/http reads a connection's next
+// request only once the last is answered.)
+const MaxPipelined = 32
+
 // The answers nbio's guard writes itself before it closes a connection,
-// worded as net/http words its own.
-const (
-	answerHeaderTooLarge = "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large"
-	answerBodyTooLarge   = "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n413 Request Entity Too Large"
-)
+// worded as net/http words its own; Config.BodyTooLarge replaces the 413's
+// plain text.
+func rawAnswer(status, contentType, body string) []byte {
+	return []byte(fmt.Sprintf("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+		status, contentType, len(body), body))
+}
+
+var answerHeaderTooLarge = rawAnswer("431 Request Header Fields Too Large", "text/plain; charset=utf-8", "431 Request Header Fields Too Large")
+
+func answerBodyTooLarge(problem []byte) []byte {
+	if len(problem) == 0 {
+		return rawAnswer("413 Request Entity Too Large", "text/plain; charset=utf-8", "413 Request Entity Too Large")
+	}
+	return rawAnswer("413 Request Entity Too Large", "application/problem+json", string(problem))
+}
 
 // Which read deadline a connection has armed for the request being read.
 const (
 	noDeadline = iota
 	headerDeadline
 	requestDeadline
+	lingerDeadline // rejected: the connection closes at LingerTimeout
 )
 
 // nbioConn is what the nbio server keeps of one connection. Without a
@@ -45,11 +65,13 @@ type nbioConn struct {
 	// The request being read; the poller goroutine's only.
 	reading     bool
 	start       time.Time // its first byte
-	headerBytes int
+	headerBytes int       // counted by the guard, line by line
+	headerRead  int       // read while the headers were incomplete
 	headersDone bool
 	deadline    int8        // which deadline the timer is armed for
 	timer       *time.Timer // closes the connection when the deadline passes
 	rejected    bool        // answered 431 or 413; the connection is closing
+	drained     int         // bytes discarded since (linger.go)
 }
 
 // armDeadline gives the request being read what net/http gives it: its
@@ -59,6 +81,9 @@ type nbioConn struct {
 // sets to KeepaliveTime from the goroutine that accepted the connection
 // and may do so after the first request has arrived.
 func (c *nbioConn) armDeadline(lim Limits) {
+	if c.rejected {
+		return
+	}
 	which, d := int8(requestDeadline), lim.ReadTimeout
 	if !c.headersDone {
 		which, d = headerDeadline, cmp.Or(lim.ReadHeaderTimeout, lim.ReadTimeout)
@@ -66,8 +91,12 @@ func (c *nbioConn) armDeadline(lim Limits) {
 	if d <= 0 || c.deadline == which {
 		return
 	}
+	c.closeAt(which, time.Until(c.start.Add(d)))
+}
+
+// closeAt arms the connection's timer to close it after left.
+func (c *nbioConn) closeAt(which int8, left time.Duration) {
 	c.deadline = which
-	left := time.Until(c.start.Add(d))
 	if c.timer == nil {
 		c.timer = time.AfterFunc(left, func() { _ = c.conn.Close() })
 	} else {
@@ -114,7 +143,7 @@ func (g *guard) OnProto(p *nbhttp.Parser, proto string) error {
 func (g *guard) OnHeader(p *nbhttp.Parser, key, value string) {
 	g.st.headerBytes += len(key) + len(value) + 4
 	if lim := g.s.lim.MaxHeaderBytes; lim > 0 && g.st.headerBytes > lim+headerSlack {
-		g.reject(answerHeaderTooLarge)
+		g.st.reject(answerHeaderTooLarge)
 	}
 	g.Processor.OnHeader(p, key, value)
 }
@@ -123,7 +152,7 @@ func (g *guard) OnHeader(p *nbhttp.Parser, key, value string) {
 func (g *guard) OnContentLength(p *nbhttp.Parser, n int) {
 	g.st.headersDone = true
 	if lim := g.s.lim.MaxBufferedBody; lim > 0 && n > lim {
-		g.reject(answerBodyTooLarge)
+		g.st.reject(g.s.tooLarge)
 	}
 	g.Processor.OnContentLength(p, n)
 }
@@ -134,24 +163,37 @@ func (g *guard) OnContentLength(p *nbhttp.Parser, n int) {
 // after the answer. Then nbhttp queues the handler.
 func (g *guard) OnComplete(p *nbhttp.Parser) {
 	st := g.st
-	st.reading = false
-	st.disarm()
-	if st.rejected {
+	if st.rejected { // it lingers until closed
 		g.Processor.Clean(p)
 		return
 	}
+	st.reading = false
+	st.disarm()
 	st.served.Store(true)
 	_ = st.conn.SetReadDeadline(time.Time{})
 	g.Processor.OnComplete(p)
 }
 
-// reject answers the request being read itself and closes the connection;
-// the request never reaches the handler.
-func (g *guard) reject(answer string) {
-	if g.st.rejected {
+// reject answers the request being read itself and closes the connection
+// lingering (linger.go): what the client still sends is discarded (onData),
+// up to LingerBytes, and the connection closes then, or after
+// LingerTimeout, or when the client closes it. The request never reaches
+// the handler. nbio has no half-close, so the client sees the end of the
+// answer by its Content-Length, and the connection's end later.
+func (c *nbioConn) reject(answer []byte) {
+	if c.rejected {
 		return
 	}
-	g.st.rejected = true
-	_, _ = g.st.conn.Write([]byte(answer))
-	_ = g.st.conn.Close()
+	c.rejected = true
+	_, _ = c.conn.Write(answer)
+	c.closeAt(lingerDeadline, LingerTimeout)
+}
+
+// discard counts n bytes a rejected connection sent after its answer, and
+// closes it once they reach LingerBytes.
+func (c *nbioConn) discard(n int) {
+	c.drained += n
+	if c.drained >= LingerBytes {
+		_ = c.conn.Close()
+	}
 }

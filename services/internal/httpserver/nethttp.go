@@ -22,7 +22,7 @@ type netHTTPServer struct {
 }
 
 func newNetHTTP(cfg Config, ln net.Listener, h http.Handler, m *metrics) *netHTTPServer {
-	s := &netHTTPServer{ln: ln, m: m}
+	s := &netHTTPServer{ln: lingerListener{ln}, m: m}
 	lim := cfg.Limits
 	s.srv = &http.Server{
 		Handler:           h,
@@ -62,10 +62,12 @@ func (s *netHTTPServer) connState(c net.Conn, state http.ConnState) {
 		s.active.Store(c, false)
 		s.m.connection(1, 0)
 	case http.StateActive:
+		setMidRequest(c, true)
 		if was, _ := s.active.Swap(c, true); was != true {
 			s.m.connection(0, 1)
 		}
 	case http.StateIdle:
+		setMidRequest(c, false)
 		if was, _ := s.active.Swap(c, false); was == true {
 			s.m.connection(0, -1)
 		}
@@ -78,5 +80,12 @@ func (s *netHTTPServer) connState(c net.Conn, state http.ConnState) {
 		default:
 			s.m.connection(-1, 0)
 		}
+	}
+}
+
+// setMidRequest says whether c, when closed now, lingers (linger.go).
+func setMidRequest(c net.Conn, mid bool) {
+	if lc, ok := c.(*lingerConn); ok {
+		lc.midRequest.Store(mid)
 	}
 }

@@ -59,6 +59,12 @@ type Limits struct {
 	// handler). A larger Content-Length is answered 413 and the connection
 	// closed; the handler's own, smaller limit answers the rest.
 	MaxBufferedBody int
+	// MaxUnsentBytes bounds, under nbio, the answers a connection may have
+	// waiting to be sent beyond what its socket holds: a client that sends
+	// requests and never reads their answers would otherwise grow nbio's
+	// write buffer without end. More closes the connection. net/http needs
+	// no bound: its handler blocks on the full socket until WriteTimeout.
+	MaxUnsentBytes int
 }
 
 // Config says which server to build and how.
@@ -68,8 +74,12 @@ type Config struct {
 	// HandlerPool is nbio's most handler goroutines; 0 is nbio's default,
 	// 1024 per GOMAXPROCS. net/http has no pool.
 	HandlerPool int
-	Log         *slog.Logger
-	Registry    prometheus.Registerer
+	// BodyTooLarge is the body (application/problem+json) of the 413 nbio
+	// answers itself for a Content-Length over MaxBufferedBody, so that it
+	// reads as the API's own 413; empty, the answer is plain text.
+	BodyTooLarge []byte
+	Log          *slog.Logger
+	Registry     prometheus.Registerer
 }
 
 // Server serves one listener.

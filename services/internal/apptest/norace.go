@@ -1,0 +1,5 @@
+//go:build !race
+
+package apptest
+
+const raceEnabled = false
