@@ -148,6 +148,9 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 		if r.Endpoints != nil && len(pr.Env) > 0 && !p.Continue && rep == 0 {
 			fmt.Fprintf(r.Log, "   not starting services: set %s on them yourself\n", envString(pr.Env))
 		}
+		if r.Endpoints != nil && rep == 0 && (s.Cluster != nil || p.PgBouncer || p.DBLatency != nil || p.DBStop != nil) {
+			fmt.Fprintln(r.Log, "   against running services the database side (cluster, pgbouncer, db_latency, db_stop) is not set up: see docs/lab.md")
+		}
 		if pr.Loadtest == nil {
 			pr.Loadtest = report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
 		}
