@@ -2,7 +2,9 @@ package api
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -43,7 +45,8 @@ func parseQuery(c *gin.Context, allowed ...string) (query, bool) {
 		return nil, false
 	}
 	q := make(query, len(vals))
-	for name, vs := range vals {
+	for _, name := range slices.Sorted(maps.Keys(vals)) { // the same problem first, every time
+		vs := vals[name]
 		known := false
 		for _, a := range allowed {
 			known = known || name == a
