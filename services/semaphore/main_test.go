@@ -166,4 +166,6 @@ func TestTraceWaitsUnderRequest(t *testing.T) {
 }
 
 // The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
-func TestPoolPitfalls(t *testing.T) { apptest.PoolPitfalls(t, service, map[string]string{"LIMIT_WAIT": "5s"}) }
+func TestPoolPitfalls(t *testing.T) {
+	apptest.PoolPitfalls(t, service, map[string]string{"LIMIT_WAIT": "5s"})
+}
