@@ -99,8 +99,11 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 	t.Run("tx-across-downstream", func(t *testing.T) {
 		res := run(t, "tx-across-downstream")
 		inside, before := runs(t, res, 0)["unbounded"], runs(t, res, 1)["unbounded"]
-		// Pool 5: 5 / 170 ms = 29/s inside, 5 / 20 ms = 250/s before, for 200/s offered.
-		if timedOut(inside) == 0 || timedOut(before) > 0 || before.Succeeded < 2*inside.Succeeded {
+		// Pool 5: 5 / 170 ms = 29/s inside, 5 / 20 ms = 250/s before, for
+		// 200/s offered on at most 50 connections: inside, 50 requests in
+		// flight wait 50 / 29 per s = 1.7 s for the pool, past their 1 s
+		// deadline. Compared, not absolute: a loaded machine slows both.
+		if timedOut(inside) <= timedOut(before) || before.Succeeded < 2*inside.Succeeded {
 			t.Errorf("unbounded: inside %d ok, status %v; before %d ok, status %v; want inside to starve the pool and before to keep up",
 				inside.Succeeded, inside.Status, before.Succeeded, before.Status)
 		}
