@@ -39,11 +39,7 @@ func readJSONBody(c *gin.Context) ([]byte, bool) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeProblem(c, Problem{
-				Type: problemBase + "body-too-large", Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
-				Detail: fmt.Sprintf("the body must be at most %d bytes", MaxBodyBytes),
-				Errors: []order.FieldError{{Field: "body", Detail: fmt.Sprintf("must be at most %d bytes", MaxBodyBytes)}},
-			})
+			writeProblem(c, bodyTooLarge())
 			return nil, false
 		}
 		invalid(c, "body", "could not be read: "+err.Error())

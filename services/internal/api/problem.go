@@ -67,10 +67,14 @@ func invalid(c *gin.Context, field, detail string) {
 // BodyTooLarge is the problem of a body over MaxBodyBytes, rendered: the
 // API's 413, which the nbio server also sends itself for a body it will
 // not buffer (httpserver.Config.BodyTooLarge).
-func BodyTooLarge() []byte {
-	return renderProblem(Problem{
+func BodyTooLarge() []byte { return renderProblem(bodyTooLarge()) }
+
+// bodyTooLarge is the 413 of a body over MaxBodyBytes, whichever server
+// or handler finds it.
+func bodyTooLarge() Problem {
+	return Problem{
 		Type: problemBase + "body-too-large", Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
 		Detail: fmt.Sprintf("the body must be at most %d bytes", MaxBodyBytes),
 		Errors: []order.FieldError{{Field: "body", Detail: fmt.Sprintf("must be at most %d bytes", MaxBodyBytes)}},
-	})
+	}
 }
