@@ -1,13 +1,9 @@
 package scenario
 
 import (
-	"context"
-	"os"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -16,22 +12,7 @@ import (
 // result, each phase with that target's run.
 func quickCatalog(t *testing.T, bin, name, target string) *Result {
 	t.Helper()
-	data, err := os.ReadFile("catalog/" + name + ".yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Targets = []string{target}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Log: testWriter{t}}
-	res, _, err := r.Run(ctx, s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runCatalogQuick(t, bin, name, target)
 	for _, p := range res.Phases {
 		if p.Loadtest == nil || len(p.Loadtest.Runs) != 1 || p.Loadtest.Runs[0].Server == nil {
 			t.Fatalf("phase %s: want one run of %s with server metrics", p.Name, target)

@@ -1,13 +1,9 @@
 package scenario
 
 import (
-	"context"
 	"math"
-	"os"
 	"testing"
-	"time"
 
-	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -17,24 +13,7 @@ import (
 // show even at five connections and two seconds a phase.
 func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 	bin := buildServices(t)
-	run := func(t *testing.T, name string) *Result {
-		data, err := os.ReadFile("catalog/" + name + ".yaml")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := Parse(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Log: testWriter{t}}
-		res, _, err := r.Run(ctx, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
+	run := func(t *testing.T, name string) *Result { return runCatalogQuick(t, bin, name) }
 	runs := func(t *testing.T, res *Result, phase int) map[string]report.Run {
 		out := map[string]report.Run{}
 		for _, r := range res.Phases[phase].Loadtest.Runs {

@@ -27,6 +27,32 @@ func buildServices(t *testing.T) string {
 	return dir
 }
 
+// runCatalogQuick runs the catalog scenario name in quick mode with the
+// services in bin, against targets when given (else the scenario's own),
+// and returns its result.
+func runCatalogQuick(t *testing.T, bin, name string, targets ...string) *Result {
+	t.Helper()
+	data, err := os.ReadFile("catalog/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(targets) > 0 {
+		s.Targets = targets
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Log: testWriter{t}}
+	res, _, err := r.Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestRunnerRunsAQuickScenarioEndToEnd starts the three real services
 // against a scenario database on the real Postgres, runs pool-starvation in
 // quick mode (POST /orders through the pool, the semaphore and the

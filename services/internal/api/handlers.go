@@ -161,14 +161,11 @@ func handleWorkAPI(defaultDelay time.Duration, inSyscall bool) gin.HandlerFunc {
 			c.JSON(http.StatusOK, workResponse{Waited: d.String()})
 			return
 		}
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			c.JSON(http.StatusOK, workResponse{Waited: d.String()})
-		case <-c.Request.Context().Done():
-			timeoutProblem(c, c.Request.Context().Err(), "")
+		if err := callDownstream(c.Request.Context(), d); err != nil {
+			timeoutProblem(c, err, "")
+			return
 		}
+		c.JSON(http.StatusOK, workResponse{Waited: d.String()})
 	}
 }
 

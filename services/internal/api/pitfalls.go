@@ -52,7 +52,8 @@ func (q query) downstream(c *gin.Context) (delay time.Duration, inside bool, ok 
 }
 
 // callDownstream waits d for a (simulated) call to a slow downstream
-// service, or until ctx ends.
+// service, or until ctx ends: the wait of /work/api and of POST /orders'
+// api_delay.
 func callDownstream(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
