@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 
@@ -175,6 +176,9 @@ func (p Phase) validate(where string) []error {
 	}
 	if l.Retries < 0 || l.RetryMaxWait < 0 {
 		bad("load.retries and load.retry_max_wait must not be negative")
+	}
+	if l.Scrape != 0 && (l.Scrape < Duration(10*time.Millisecond) || l.Scrape > Duration(10*time.Second)) {
+		bad("load.scrape %s: want 10ms..10s (default 250ms)", l.Scrape.D())
 	}
 	if l.Concurrency < 1 || l.Concurrency > 19_000 {
 		bad("load.concurrency %d: want 1..19000 (the open-files limit)", l.Concurrency)

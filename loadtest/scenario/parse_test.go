@@ -78,6 +78,7 @@ func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 		{"concurrency: 500", "concurrency: 50000", "open-files"},
 		{"panels: [Goroutines]", "panels: []", "no panels"},
 		{"duration: 30s}", "duration: 30s, retry: sometimes}", `load.retry "sometimes"`},
+		{"duration: 30s}", "duration: 30s, scrape: 1ms}", "load.scrape 1ms"},
 		{"  - name: p\n", "  - name: p\n    continue: true\n", "continue needs an HTTP phase before it"},
 		{"panels:", "cluster: {role: {connection_limit: 5}}\npanels:", "need owned: true"},
 		{"panels:", "cluster: {owned: true, pgbouncer: {mode: statement, pool: 5}}\npanels:", "want mode transaction or session"},

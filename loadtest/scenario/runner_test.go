@@ -134,6 +134,18 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	}
 }
 
+// TestRunnerScrapesABurstAtItsPeak: burst-1000 (quick: 50 requests of
+// 200 ms) scrapes every 25 ms, so the server's peak of requests in flight
+// is among its samples; at the default 250 ms the burst fell between the
+// scrape at its release and the one after its last answer.
+func TestRunnerScrapesABurstAtItsPeak(t *testing.T) {
+	res := runCatalogQuick(t, buildServices(t), "burst-1000", "unbounded")
+	run := res.Phases[0].Loadtest.Runs[0]
+	if run.Server == nil || run.Server.PeakInFlight < 40 || run.Server.PeakGoroutines < 50 {
+		t.Errorf("server during a burst of 50: %+v; want a sample with at least 40 requests in flight and a goroutine each", run.Server)
+	}
+}
+
 // TestRunnerContinuesAndRepeats runs a two-phase scenario twice over
 // (Count 2), its second phase continuing on the first phase's service: the
 // continued run finds the orders of the run before it in the same process,
