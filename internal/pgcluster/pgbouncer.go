@@ -37,6 +37,12 @@ type Bouncer struct {
 // from client to client with whatever session state one left on it (SET,
 // session advisory locks, LISTEN, temporary tables), so a client must
 // leave none (README, The pitfalls: 12).
+//
+// It closes a server connection idle for a second (server_idle_timeout; its
+// default is ten minutes): one PgBouncer serves every phase and repetition
+// of a scenario, and the connections it would keep after its load ended
+// count against the role's CONNECTION LIMIT when the next phase connects
+// around it.
 func (c *Cluster) PgBouncer(ctx context.Context, mode string, pool int, users ...string) (*Bouncer, error) {
 	bin := PgBouncerBin
 	if _, err := os.Stat(bin); err != nil {
@@ -68,6 +74,7 @@ auth_type = trust
 auth_file = %[3]s/userlist.txt
 pool_mode = %s
 default_pool_size = %d
+server_idle_timeout = 1
 max_client_conn = 2000
 ignore_startup_parameters = extra_float_digits
 logfile = %[3]s/pgbouncer.log

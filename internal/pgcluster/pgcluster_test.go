@@ -60,3 +60,75 @@ func TestClusterStopStartKeepsData(t *testing.T) {
 		t.Errorf("after the restart: %d, %v; want the committed 42", v, err)
 	}
 }
+
+// PgBouncer gives its idle server connections back within seconds, so
+// that a phase after one that went through it finds the role's connections
+// free.
+func TestPgBouncerClosesIdleServerConnections(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Destroy(context.Background()) })
+	b, err := c.PgBouncer(ctx, "transaction", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	url, err := b.URL(c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three clients in a transaction at once: three server connections.
+	var clients []*pgx.Conn
+	var txs []pgx.Tx
+	for range 3 {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		clients, txs = append(clients, conn), append(txs, tx)
+	}
+	direct, err := pgx.Connect(ctx, c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close(context.Background())
+	servers := func() int {
+		var n int
+		if err := direct.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := servers(); n != 3 {
+		t.Fatalf("%d server connections with three transactions open through PgBouncer, want 3", n)
+	}
+	// Committed, then gone: the server connections are clean and idle in
+	// PgBouncer (a client that leaves inside a transaction would have its
+	// server connection closed at once).
+	for i, conn := range clients {
+		if err := txs[i].Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close(ctx)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for servers() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d server connections still open 10 s after the clients left: PgBouncer keeps idle ones", servers())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
