@@ -14,7 +14,7 @@ import (
 	"github.com/orderlab/orderlab/internal/pgtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreTopFunction(LeakyPipe)) }
 
 // viaProxy starts a proxy in front of the tests' Postgres and returns it
 // with a URL that goes through it.

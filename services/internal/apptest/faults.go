@@ -142,12 +142,10 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 	})
 }
 
-// ProxyLeaks is the goleak option for the suite's proxy. toxiproxy v2.12.0
-// can leave the first stage of a connection's pipe (NoopToxic.Pipe) blocked
-// on a send for good when the connection closes while data is in flight: a
-// leak in its teardown, in the test's proxy, not in the service. It ignores
-// that goroutine and nothing else.
-var ProxyLeaks = goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe")
+// ProxyLeaks is the goleak option for the suite's proxy: it ignores the
+// goroutine toxiproxy's teardown can leave (faultproxy.LeakyPipe) and
+// nothing else.
+var ProxyLeaks = goleak.IgnoreTopFunction(faultproxy.LeakyPipe)
 
 const problemBase = "https://github.com/orderlab/orderlab/blob/main/README.md#problem-"
 
