@@ -58,8 +58,14 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 		// A deadlock shows as acquires that wait until the 1 s deadline; a
 		// request can also time out in the pipeline's queue on a busy
 		// machine, so 503s alone do not tell.
+		// At pool 4 the semaphore deadlocks only now and then (4-10
+		// requests of thousands in 10 s at full size, README 15): in a
+		// 2 s phase it may not, so only unbounded and the pipeline must.
 		res := run(t, "nested-acquire")
 		for name, r := range runs(t, res, 0) {
+			if name == "semaphore" {
+				continue
+			}
 			if n := longWaits(r); n == 0 || timedOut(r) == 0 {
 				t.Errorf("pool-4, %s: %v acquires waited over 0.5 s, status %v; want the deadlock's", name, n, r.Status)
 			}
