@@ -109,10 +109,10 @@ func (s *fakeService) seen() (map[string]int, map[string]int) {
 	return maps.Clone(s.byRoute), maps.Clone(s.agents)
 }
 
-// runUntilHeld runs cfg until the service has answered its limit of
-// requests and the load has counted every answer (total returns the count
-// so far; nil: do not wait for it), then stops it and waits for Run.
-func runUntilHeld(t *testing.T, cfg Config, s *fakeService, total func() int) {
+// runUntil runs cfg until ready reports true (polled every 5 ms, for at
+// most a minute), then stops it and waits for Run. It reports whether
+// ready was seen true.
+func runUntil(t *testing.T, cfg Config, ready func() bool) bool {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -123,20 +123,31 @@ func runUntilHeld(t *testing.T, cfg Config, s *fakeService, total func() int) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	deadline := time.After(time.Minute)
-	for {
+	for deadline := time.Now().Add(time.Minute); !ready(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
+}
+
+// runUntilHeld runs cfg until the service has answered its limit of
+// requests and the load has counted every answer (total returns the count
+// so far; nil: do not wait for it).
+func runUntilHeld(t *testing.T, cfg Config, s *fakeService, total func() int) {
+	t.Helper()
+	answered := func() int {
 		s.mu.Lock()
-		answered := s.answered()
-		s.mu.Unlock()
-		if answered >= s.limit && (total == nil || total() == answered-1) { // the order created at the start is not counted
-			return
-		}
-		select {
-		case <-deadline:
-			routes, _ := s.seen()
-			t.Fatalf("in a minute the service answered %d of its %d requests: %v", answered, s.limit, routes)
-		case <-time.After(5 * time.Millisecond):
-		}
+		defer s.mu.Unlock()
+		return s.answered()
+	}
+	held := runUntil(t, cfg, func() bool {
+		n := answered()
+		return n >= s.limit && (total == nil || total() == n-1) // the order created at the start is not counted
+	})
+	if !held {
+		routes, _ := s.seen()
+		t.Fatalf("in a minute the service answered %d of its %d requests: %v", answered(), s.limit, routes)
 	}
 }
 
@@ -214,17 +225,7 @@ func TestEachWindowIsSummarised(t *testing.T) {
 		return out
 	}
 	cfg := Config{Targets: []Target{{Name: "svc", URL: s.URL}}, Rate: 400, Window: 50 * time.Millisecond, Log: log}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
-	deadline := time.Now().Add(time.Minute)
-	for len(lines()) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run: %v", err)
-	}
+	runUntil(t, cfg, func() bool { return len(lines()) >= 3 })
 	got := lines()
 	if len(got) < 3 {
 		t.Fatalf("%d window summaries in a minute of 50 ms windows: %q", len(got), got)

@@ -178,7 +178,7 @@ func (p Phase) validate(where string) []error {
 		bad("load.retries and load.retry_max_wait must not be negative")
 	}
 	if l.Scrape != 0 && (l.Scrape < Duration(10*time.Millisecond) || l.Scrape > Duration(10*time.Second)) {
-		bad("load.scrape %s: want 10ms..10s (default 250ms)", l.Scrape.D())
+		bad("load.scrape %s: want 10ms..10s (default %s)", l.Scrape.D(), DefaultScrape)
 	}
 	if l.Concurrency < 1 || l.Concurrency > 19_000 {
 		bad("load.concurrency %d: want 1..19000 (the open-files limit)", l.Concurrency)

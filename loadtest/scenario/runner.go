@@ -48,9 +48,13 @@ type Runner struct {
 	Count int
 	Log   io.Writer
 	// Pause between targets (default 2 s, quick 200 ms); Scrape is the
-	// metrics interval (default 250 ms) of the phases that set none.
+	// metrics interval (default DefaultScrape) of the phases that set none.
 	Pause, Scrape time.Duration
 }
+
+// DefaultScrape is the interval between scrapes of a service's metrics
+// when neither the phase (load.scrape) nor the Runner sets one.
+const DefaultScrape = 250 * time.Millisecond
 
 // Files are the paths a run wrote.
 type Files struct{ JSON, Markdown, HTML string }
@@ -248,7 +252,7 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 		out = startOutage(ctx, be, *p.DBStop, name, p.Name, ep.URL)
 	}
 	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL, MoreMetrics: more}, configOf(p, ep.URL),
-		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, 250*time.Millisecond), SLO: slo})
+		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, DefaultScrape), SLO: slo})
 	if out != nil {
 		o := out.finish(ctx)
 		pr.Outages = append(pr.Outages, o)

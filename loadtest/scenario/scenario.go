@@ -122,7 +122,7 @@ type Load struct {
 	Retry        string   `yaml:"retry,omitempty" json:"retry,omitempty"`
 	RetryMaxWait Duration `yaml:"retry_max_wait,omitempty" json:"retry_max_wait,omitempty"` // honor: longest wait; default 10 s
 	// Scrape is the interval between scrapes of the service's metrics
-	// during the phase (default 250 ms). A phase shorter than a few
+	// during the phase (default DefaultScrape). A phase shorter than a few
 	// intervals needs a shorter one: a 230 ms burst is otherwise seen only
 	// before its release and after its last answer, never at its peak.
 	Scrape Duration `yaml:"scrape,omitempty" json:"scrape,omitempty"`
