@@ -14,7 +14,7 @@ const module = "github.com/orderlab/orderlab/"
 // the only thing that differs, so nothing below them may know them.
 var serviceRank = map[string]int{
 	"services/internal/order":      0,
-	"services/internal/fault":      0,
+	"services/internal/dberr":      0,
 	"services/internal/overload":   0,
 	"services/internal/telemetry":  0,
 	"services/internal/audit":      1,
@@ -74,7 +74,7 @@ func TestImportsRunOneWay(t *testing.T) {
 				}
 				if within(dep, "services") {
 					if depRank, ok := serviceRank[dep]; !ok || depRank >= rank {
-						t.Errorf("%s imports %s: the services' imports run from the commands down to order, fault, overload and telemetry", pkg, dep)
+						t.Errorf("%s imports %s: the services' imports run from the commands down to order, dberr, overload and telemetry", pkg, dep)
 					}
 				} else if !within(dep, "internal") {
 					t.Errorf("%s imports %s: the services import only services/internal and internal", pkg, dep)

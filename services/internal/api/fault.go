@@ -1,12 +1,14 @@
 package api
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/orderlab/orderlab/services/internal/fault"
+	"github.com/orderlab/orderlab/services/internal/dberr"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
@@ -17,12 +19,12 @@ import (
 // it leaves to the caller (Deadline, Other). During an outage every request
 // gets one of these, so the bodies are rendered once and nothing is logged
 // but an order of unknown outcome.
-func faultProblem(c *gin.Context, log *slog.Logger, class fault.Class, err error) bool {
-	switch class {
-	case fault.Unavailable, fault.ConnectionLost:
+func faultProblem(c *gin.Context, log *slog.Logger, e *dberr.Error, err error) bool {
+	switch e.Class {
+	case dberr.Unavailable, dberr.ConnectionLost:
 		setRetryAfter(c, DatabaseRetryAfter)
 		writeProblemBytes(c, http.StatusServiceUnavailable, unavailableBody)
-	case fault.OutcomeUnknown:
+	case dberr.OutcomeUnknown:
 		keyed := c.GetHeader("Idempotency-Key") != ""
 		log.WarnContext(c.Request.Context(), "order outcome unknown", "route", c.FullPath(), "idempotency_key", keyed, "err", err)
 		setRetryAfter(c, DatabaseRetryAfter)
@@ -31,9 +33,15 @@ func faultProblem(c *gin.Context, log *slog.Logger, class fault.Class, err error
 			body = unknownKeyedBody
 		}
 		writeProblemBytes(c, http.StatusServiceUnavailable, body)
-	case fault.Conflict:
+	case dberr.Conflict:
 		log.WarnContext(c.Request.Context(), "order conflicts with stored data", "route", c.FullPath(), "err", err)
 		writeProblemBytes(c, http.StatusConflict, conflictBody)
+	case dberr.PoolExhausted:
+		w := e.Waited.Seconds()
+		writeProblem(c, Problem{
+			Type: problemBase + "pool-exhausted", Title: "Database pool exhausted", Status: http.StatusServiceUnavailable,
+			Detail: fmt.Sprintf("database pool exhausted: no connection within %s", e.Waited.Round(time.Millisecond)), WaitedSeconds: &w,
+		})
 	default:
 		return false
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/orderlab/orderlab/services/internal/fault"
+	"github.com/orderlab/orderlab/services/internal/dberr"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
@@ -239,25 +239,19 @@ func validationProblem(c *gin.Context, err error) {
 // backendProblem answers an error from the concurrency model or the store.
 func backendProblem(c *gin.Context, log *slog.Logger, err error) {
 	var rejected *overload.RejectedError
-	var starved *overload.PoolTimeoutError
-	class, fromDB := fault.ClassOf(err)
+	var dbErr *dberr.Error
+	fromDB := errors.As(err, &dbErr)
 	switch {
-	case fromDB && faultProblem(c, log, class, err):
+	case fromDB && faultProblem(c, log, dbErr, err):
 	case errors.As(err, &rejected):
 		rejectedProblem(c, rejected)
-	case errors.As(err, &starved):
-		w := starved.Waited.Seconds()
-		writeProblem(c, Problem{
-			Type: problemBase + "pool-exhausted", Title: "Database pool exhausted", Status: http.StatusServiceUnavailable,
-			Detail: starved.Error(), WaitedSeconds: &w,
-		})
 	case errors.Is(err, order.ErrIdempotencyConflict):
 		writeProblem(c, Problem{
 			Type: problemBase + "idempotency-conflict", Title: "Idempotency key reused", Status: http.StatusUnprocessableEntity,
 			Detail: "this Idempotency-Key was used with a different request body",
 			Errors: []order.FieldError{{Field: "Idempotency-Key", Detail: "was used with a different request body"}},
 		})
-	case fromDB && class == fault.Deadline && c.Request.Method == http.MethodPost:
+	case fromDB && dbErr.Class == dberr.Deadline && c.Request.Method == http.MethodPost:
 		// The deadline passed while the database ran the write.
 		timeoutProblem(c, err, "; the order may or may not be stored: send it again with the same Idempotency-Key to find out")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):

@@ -26,16 +26,6 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("%s full: rejected after waiting %s", e.Resource, e.Waited.Round(time.Microsecond))
 }
 
-// PoolTimeoutError says a request's deadline passed while it waited for a
-// database connection: the pool is exhausted. It becomes a 503.
-type PoolTimeoutError struct {
-	Waited time.Duration
-}
-
-func (e *PoolTimeoutError) Error() string {
-	return fmt.Sprintf("database pool exhausted: no connection within %s", e.Waited.Round(time.Millisecond))
-}
-
 // ErrShuttingDown is returned for work submitted after shutdown began. It
 // becomes a 503 with a Retry-After of MinRetryAfter.
 var ErrShuttingDown = errors.New("service shutting down")

@@ -1,12 +1,12 @@
 package pipeline
 
-import "github.com/orderlab/orderlab/services/internal/postgres"
+import "github.com/orderlab/orderlab/services/internal/order"
 
 // toAudit hands a newly created order, with its job's reserved slot, to the
 // audit stage, after its handler has been answered. The channel has room
 // for every reserved slot, so this never blocks the worker. Anything else
 // (a replay, a failure) gives the slot back.
-func (p *Pipeline) toAudit(j *job, r postgres.Result) {
+func (p *Pipeline) toAudit(j *job, r order.Result) {
 	if !j.audit {
 		return
 	}

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/services/internal/dberr"
 	"github.com/orderlab/orderlab/services/internal/order"
-	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
@@ -129,12 +129,13 @@ func (p *Pipeline) commit(batch []*job) {
 	}
 	span.RecordError(err)
 	span.SetStatus(codes.Error, "batch failed")
-	if len(live) == 1 || !postgres.Refused(err) {
-		// Alone, the order's own error is the answer. A batch that failed
-		// for another reason than its data (the database, the connection,
-		// the deadline) was already retried by the store where that was
-		// safe (README, When the database fails): sending it order by
-		// order would fail the same way, or store orders twice.
+	if class, _ := dberr.ClassOf(err); len(live) == 1 || (class != dberr.Conflict && class != dberr.Refused) {
+		// Alone, the order's own error is the answer. A batch that the
+		// server did not refuse failed for another reason than what it
+		// holds (the database, the connection, the deadline) and was
+		// already retried by the store where that was safe (README, When
+		// the database fails): sending it order by order would fail the
+		// same way, or store orders twice.
 		for _, j := range live {
 			j.done <- result{err: err}
 			p.releaseAudit(j)

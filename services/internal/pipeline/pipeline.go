@@ -41,8 +41,8 @@ import (
 
 // Store is what the workers need from Postgres.
 type Store interface {
-	CreateOrders(ctx context.Context, rs []order.Request, delay, downstream time.Duration) ([]postgres.Result, error)
-	CreateOrder(ctx context.Context, r order.Request, delay, downstream time.Duration) (postgres.Result, error)
+	CreateOrders(ctx context.Context, rs []order.Request, delay, downstream time.Duration) ([]order.Result, error)
+	CreateOrder(ctx context.Context, r order.Request, delay, downstream time.Duration) (order.Result, error)
 	HoldConnection(ctx context.Context, d time.Duration, conns int) error
 }
 

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/services/internal/dberr"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
@@ -33,15 +34,15 @@ type flakyStore struct {
 	failBatches atomic.Int64
 }
 
-func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d, downstream time.Duration) ([]postgres.Result, error) {
+func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d, downstream time.Duration) ([]order.Result, error) {
 	if len(rs) > 1 && s.failBatches.Add(-1) >= 0 {
 		return nil, s.failure
 	}
 	return s.Store.CreateOrders(ctx, rs, d, downstream)
 }
 
-// deadlock is how Postgres refuses a transaction it rolled back.
-var deadlock = &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
+// deadlock is how the store reports a transaction Postgres rolled back.
+var deadlock = &dberr.Error{Class: dberr.Refused, Err: &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}}
 
 func openStore(t *testing.T) *postgres.Store {
 	ctx := context.Background()
@@ -65,10 +66,10 @@ func newPipeline(t *testing.T, cfg Config, st Store) (*Pipeline, *prometheus.Reg
 }
 
 // place admits and places an order, as a handler does.
-func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
+func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay time.Duration) (order.Result, error) {
 	t, err := p.Admit(ctx, overload.PlaceOrder)
 	if err != nil {
-		return postgres.Result{}, err
+		return order.Result{}, err
 	}
 	defer t.Release()
 	return p.PlaceOrder(ctx, t, in, key, delay, 0)
@@ -239,11 +240,11 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 // blockingStore holds every connection until release closes.
 type blockingStore struct{ release chan struct{} }
 
-func (s blockingStore) CreateOrders(context.Context, []order.Request, time.Duration, time.Duration) ([]postgres.Result, error) {
+func (s blockingStore) CreateOrders(context.Context, []order.Request, time.Duration, time.Duration) ([]order.Result, error) {
 	return nil, errors.New("unused")
 }
-func (s blockingStore) CreateOrder(context.Context, order.Request, time.Duration, time.Duration) (postgres.Result, error) {
-	return postgres.Result{}, errors.New("unused")
+func (s blockingStore) CreateOrder(context.Context, order.Request, time.Duration, time.Duration) (order.Result, error) {
+	return order.Result{}, errors.New("unused")
 }
 func (s blockingStore) HoldConnection(ctx context.Context, _ time.Duration, _ int) error {
 	select {

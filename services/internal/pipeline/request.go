@@ -8,7 +8,6 @@ import (
 
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
-	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
 type jobKind int
@@ -49,7 +48,7 @@ const (
 )
 
 type result struct {
-	res postgres.Result
+	res order.Result
 	err error
 }
 
@@ -57,17 +56,17 @@ type result struct {
 // it is committed (or failed). A nil error means the order is in the table.
 // downstream is a downstream call to wait for inside the transaction: a
 // batch waits once, for the longest of its orders' (their calls run at once).
-func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay, downstream time.Duration) (postgres.Result, error) {
+func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay, downstream time.Duration) (order.Result, error) {
 	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, downstream: downstream, done: make(chan result, 1)}
 	if err := p.enqueue(t, j); err != nil {
-		return postgres.Result{}, err
+		return order.Result{}, err
 	}
 	var r result
 	select {
 	case r = <-j.done:
 	case <-ctx.Done():
 		if j.state.CompareAndSwap(queued, abandoned) {
-			return postgres.Result{}, ctx.Err() // no worker will write it
+			return order.Result{}, ctx.Err() // no worker will write it
 		}
 		// A worker is writing it: wait for the outcome, which the batch's
 		// CommitTimeout bounds.
@@ -76,7 +75,7 @@ func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.I
 		select {
 		case r = <-j.done:
 		case <-timer.C:
-			return postgres.Result{}, fmt.Errorf("order outcome unknown after %s: %w", p.cfg.CommitTimeout, ctx.Err())
+			return order.Result{}, fmt.Errorf("order outcome unknown after %s: %w", p.cfg.CommitTimeout, ctx.Err())
 		}
 	}
 	if r.err == nil {
