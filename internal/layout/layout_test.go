@@ -10,17 +10,20 @@ import (
 const module = "github.com/orderlab/orderlab/"
 
 // serviceRank orders the services' packages: a package imports only
-// packages of a lower rank. The concurrency model (the three commands) is
-// the only thing that differs, so nothing below them may know them.
+// packages of a lower rank. The concurrency model is the only thing that
+// differs: the commands choose one (direct or pipeline, both under the
+// seam, model), so nothing below them may know them.
 var serviceRank = map[string]int{
 	"services/internal/order":      0,
 	"services/internal/dberr":      0,
 	"services/internal/overload":   0,
 	"services/internal/telemetry":  0,
+	"services/internal/model":      1,
 	"services/internal/audit":      1,
 	"services/internal/postgres":   1,
 	"services/internal/limiter":    1,
 	"services/internal/httpserver": 1,
+	"services/internal/direct":     2,
 	"services/internal/api":        2,
 	"services/internal/pipeline":   2,
 	"services/internal/app":        3,

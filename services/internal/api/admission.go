@@ -9,15 +9,16 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
-// admit asks the backend to admit the request for w before anything else is
+// admit asks the model to admit the request for op before anything else is
 // done for it: no body read, no decoding, no allocation per order. When the
 // answer is no it answers the request (429, or 503 while shutting down) and
 // returns false.
-func admit(c *gin.Context, b Backend, w overload.Work, log *slog.Logger) (overload.Ticket, bool) {
-	t, err := b.Admit(c.Request.Context(), w)
+func admit(c *gin.Context, m model.Model, op model.Op, log *slog.Logger) (model.Admitted, bool) {
+	t, err := m.Admit(c.Request.Context(), op)
 	if err != nil {
 		backendProblem(c, log, err)
 		return nil, false

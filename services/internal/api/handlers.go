@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/orderlab/orderlab/services/internal/dberr"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
@@ -23,13 +24,13 @@ import (
 // before; 422 when the key was used with another body. With api_delay the
 // order also waits for a downstream call, before its transaction or inside
 // it (pitfalls.go).
-func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m *metrics) gin.HandlerFunc {
+func handlePlaceOrder(m model.Model, defaultDelay time.Duration, log *slog.Logger, met *metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		t, ok := admit(c, b, overload.PlaceOrder, log)
+		a, ok := admit(c, m, model.PlaceOrder, log)
 		if !ok {
 			return
 		}
-		defer t.Release()
+		defer a.Release()
 		q, ok := parseQuery(c, "db_delay", "api_delay", "api_call")
 		if !ok {
 			return
@@ -61,29 +62,29 @@ func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m
 			timeoutProblem(c, err, "; nothing was stored")
 			return
 		}
-		o, created, err := b.PlaceOrder(c.Request.Context(), t, in, key, delay, downstream)
+		r, err := a.PlaceOrder(c.Request.Context(), in, key, delay, downstream)
 		if err != nil {
 			backendProblem(c, log, err)
 			return
 		}
 		status := http.StatusOK
-		if created {
+		if r.Created {
 			status = http.StatusCreated
-			m.ordersCreated.Inc()
-			c.Header("Location", fmt.Sprintf("/orders/%d", o.ID))
+			met.ordersCreated.Inc()
+			c.Header("Location", fmt.Sprintf("/orders/%d", r.Order.ID))
 		}
-		c.JSON(status, o)
+		c.JSON(status, r.Order)
 	}
 }
 
 // handleGetOrder: GET /orders/{id}.
-func handleGetOrder(b Backend, log *slog.Logger) gin.HandlerFunc {
+func handleGetOrder(m model.Model, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		t, ok := admit(c, b, overload.GetOrder, log)
+		a, ok := admit(c, m, model.GetOrder, log)
 		if !ok {
 			return
 		}
-		defer t.Release()
+		defer a.Release()
 		if _, ok := parseQuery(c); !ok {
 			return
 		}
@@ -91,7 +92,7 @@ func handleGetOrder(b Backend, log *slog.Logger) gin.HandlerFunc {
 		if !ok {
 			return
 		}
-		o, err := b.GetOrder(c.Request.Context(), t, id)
+		o, err := a.GetOrder(c.Request.Context(), id)
 		if errors.Is(err, order.ErrNotFound) {
 			writeProblem(c, Problem{Title: "Not found", Status: http.StatusNotFound, Detail: fmt.Sprintf("no order with id %d", id)})
 			return
@@ -115,13 +116,13 @@ type workResponse struct {
 // handleWorkDB: GET /work/db?delay=20ms[&conns=2] holds a pooled connection
 // for delay, through the service's concurrency model (experiment B,
 // DB-bound); with conns, that many at once (pitfalls.go).
-func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.HandlerFunc {
+func handleWorkDB(m model.Model, defaultDelay time.Duration, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		t, ok := admit(c, b, overload.HoldConnection, log)
+		a, ok := admit(c, m, model.HoldConnection, log)
 		if !ok {
 			return
 		}
-		defer t.Release()
+		defer a.Release()
 		q, ok := parseQuery(c, "delay", "conns")
 		if !ok {
 			return
@@ -134,7 +135,7 @@ func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.H
 		if !ok {
 			return
 		}
-		if err := b.HoldConnection(c.Request.Context(), t, d, int(conns)); err != nil {
+		if err := a.HoldConnection(c.Request.Context(), d, int(conns)); err != nil {
 			backendProblem(c, log, err)
 			return
 		}

@@ -1,7 +1,7 @@
-// Package overload owns how a concurrency model admits and sheds load: the
-// admission ticket a request holds, the errors a model returns when it says
-// no, and the Retry-After it derives from how fast its queue drains, so that
-// the HTTP layer answers them the same way in every service.
+// Package overload owns how a concurrency model sheds load: the errors a
+// model's Admit returns when it says no, and the Retry-After it derives from
+// how fast its queue drains, so that the HTTP layer answers them the same
+// way in every service.
 package overload
 
 import (

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/dberr"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
@@ -19,7 +20,7 @@ import (
 // else is queued (waiting at most BatchWait), and commits it.
 func (p *Pipeline) work() {
 	for first := range p.persist {
-		if first.kind == holdConnection {
+		if first.op == model.HoldConnection {
 			p.hold(first)
 			continue
 		}
@@ -53,7 +54,7 @@ func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
 		if !ok {
 			return batch, nil
 		}
-		if j.kind == holdConnection {
+		if j.op == model.HoldConnection {
 			return batch, j
 		}
 		batch = append(batch, j)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/services/internal/dberr"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
@@ -67,22 +68,22 @@ func newPipeline(t *testing.T, cfg Config, st Store) (*Pipeline, *prometheus.Reg
 
 // place admits and places an order, as a handler does.
 func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay time.Duration) (order.Result, error) {
-	t, err := p.Admit(ctx, overload.PlaceOrder)
+	a, err := p.Admit(ctx, model.PlaceOrder)
 	if err != nil {
 		return order.Result{}, err
 	}
-	defer t.Release()
-	return p.PlaceOrder(ctx, t, in, key, delay, 0)
+	defer a.Release()
+	return a.PlaceOrder(ctx, in, key, delay, 0)
 }
 
 // hold admits and runs a connection hold, as a handler does.
 func hold(ctx context.Context, p *Pipeline, d time.Duration) error {
-	t, err := p.Admit(ctx, overload.HoldConnection)
+	a, err := p.Admit(ctx, model.HoldConnection)
 	if err != nil {
 		return err
 	}
-	defer t.Release()
-	return p.HoldConnection(ctx, t, d, 1)
+	defer a.Release()
+	return a.HoldConnection(ctx, d, 1)
 }
 
 func input(i int) order.Input {
@@ -170,8 +171,8 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	accepted.Add(n)
 	for i := range n {
 		wg.Go(func() {
-			j := &job{ctx: context.Background(), kind: placeOrder, input: input(i), delay: 5 * time.Millisecond, done: make(chan result, 1)}
-			tk, err := p.Admit(context.Background(), overload.PlaceOrder)
+			j := &job{ctx: context.Background(), op: model.PlaceOrder, input: input(i), delay: 5 * time.Millisecond, done: make(chan result, 1)}
+			tk, err := p.admit(context.Background(), model.PlaceOrder)
 			if err == nil {
 				err = p.enqueue(tk, j)
 			}
@@ -193,7 +194,7 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	if acked.Load() != n {
 		t.Errorf("%d of %d accepted orders committed after Close", acked.Load(), n)
 	}
-	if _, err := p.Admit(context.Background(), overload.PlaceOrder); !errors.Is(err, overload.ErrShuttingDown) {
+	if _, err := p.Admit(context.Background(), model.PlaceOrder); !errors.Is(err, overload.ErrShuttingDown) {
 		t.Errorf("Admit after Close = %v, want ErrShuttingDown", err)
 	}
 	// A shutdown is not a rejection: it is counted apart.
@@ -245,6 +246,9 @@ func (s blockingStore) CreateOrders(context.Context, []order.Request, time.Durat
 }
 func (s blockingStore) CreateOrder(context.Context, order.Request, time.Duration, time.Duration) (order.Result, error) {
 	return order.Result{}, errors.New("unused")
+}
+func (s blockingStore) GetOrder(context.Context, int64) (order.Order, error) {
+	return order.Order{}, errors.New("unused")
 }
 func (s blockingStore) HoldConnection(ctx context.Context, _ time.Duration, _ int) error {
 	select {

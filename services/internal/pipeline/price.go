@@ -1,6 +1,9 @@
 package pipeline
 
-import "github.com/orderlab/orderlab/services/internal/order"
+import (
+	"github.com/orderlab/orderlab/services/internal/model"
+	"github.com/orderlab/orderlab/services/internal/order"
+)
 
 // price is the first stage: it takes a job off intake, which frees its
 // intake slot, prices the order and fingerprints it for idempotency, then
@@ -11,7 +14,7 @@ func (p *Pipeline) price() {
 		<-p.slots
 		p.intakeDrain.Done()
 		p.priceBusy.Add(1)
-		if j.kind == placeOrder {
+		if j.op == model.PlaceOrder {
 			j.req = order.NewRequest(j.input, j.key)
 		}
 		p.priceBusy.Add(-1)
