@@ -69,13 +69,8 @@ func NewServer(cfg Config, m model.Model, db Pinger, ready func() bool,
 	if cfg.BufferBytes > 0 {
 		r.Use(requestBuffer(cfg.BufferBytes, cfg.BufferPooled))
 	}
-	r.NoRoute(func(c *gin.Context) {
-		writeProblem(c, Problem{Title: "Not found", Status: http.StatusNotFound, Detail: "no route for " + c.Request.URL.Path})
-	})
-	r.NoMethod(func(c *gin.Context) {
-		writeProblem(c, Problem{Title: "Method not allowed", Status: http.StatusMethodNotAllowed,
-			Detail: c.Request.Method + " is not allowed on " + c.Request.URL.Path})
-	})
+	r.NoRoute(func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
+	r.NoMethod(func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
 	addRoutes(r, cfg, m, db, ready, log, met)
 	return r, nil
 }

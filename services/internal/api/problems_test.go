@@ -19,7 +19,8 @@ import (
 // Each class of database error has one status and problem type (README,
 // Errors); only what is left over is a 500. The real handlers meet these
 // through the fault suites (apptest.FaultSuite); a conflict cannot get past
-// validation to the database, so the mapping is checked here as well.
+// validation to the database, nor can a refused transaction be provoked
+// there, so the mapping is checked here as well.
 func TestDatabaseErrorsAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		class      dberr.Class
@@ -45,7 +46,7 @@ func TestDatabaseErrorsAnswers(t *testing.T) {
 			if tc.class == dberr.Deadline {
 				err.Err = context.DeadlineExceeded
 			}
-			backendProblem(c, slog.New(slog.NewTextHandler(io.Discard, nil)), err)
+			writeError(c, slog.New(slog.NewTextHandler(io.Discard, nil)), err)
 		})
 		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
 		if tc.key != "" {
