@@ -65,8 +65,8 @@ type Limiter struct {
 	mode    string
 	wait    time.Duration
 	tracer  trace.Tracer
-	// drain counts permits given back, for Retry-After.
-	drain *overload.Drain
+	// released counts permits given back, for Retry-After.
+	released *overload.ReleaseRate
 
 	inUse   atomic.Int64
 	waiters atomic.Int64
@@ -78,10 +78,10 @@ type Limiter struct {
 // New returns a Limiter for cfg with its metrics registered on reg.
 func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limiter, error) {
 	l := &Limiter{
-		mode:   "fixed",
-		wait:   cfg.Wait,
-		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
-		drain:  overload.NewDrain(),
+		mode:     "fixed",
+		wait:     cfg.Wait,
+		tracer:   tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
+		released: overload.NewReleaseRate(),
 		waitSeconds: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_limiter_wait_seconds",
 			"Time waited for a permit, by outcome (acquired, rejected, canceled).",
 			[]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
@@ -155,7 +155,7 @@ func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
 			l.rejections.WithLabelValues(reason).Inc()
 			span.SetStatus(codes.Error, "rejected: "+reason)
 			return nil, &overload.RejectedError{Resource: "semaphore", Waited: waited,
-				RetryAfter: l.drain.RetryAfter(int(l.waiters.Load()))}
+				RetryAfter: l.released.RetryAfter(int(l.waiters.Load()))}
 		}
 	}
 	l.observe(ctx, span, "acquired", time.Since(start))
@@ -205,6 +205,6 @@ func (p *Permit) Release() {
 		return
 	}
 	p.l.inUse.Add(-1)
-	p.l.drain.Done()
+	p.l.released.Released()
 	p.release(p.ctx.Err() == nil)
 }

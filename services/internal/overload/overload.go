@@ -1,7 +1,7 @@
 // Package overload owns how a concurrency model sheds load: the errors a
 // model's Admit returns when it says no, and the Retry-After it derives from
-// how fast its queue drains, so that the HTTP layer answers them the same
-// way in every service.
+// how fast what it holds is released (ReleaseRate), so that the HTTP layer
+// answers them the same way in every service.
 package overload
 
 import (
@@ -18,7 +18,7 @@ type RejectedError struct {
 	Resource string
 	// Waited is how long the request waited before it was refused.
 	Waited time.Duration
-	// RetryAfter is the hint given to the client (see Drain.RetryAfter).
+	// RetryAfter is the hint given to the client (see ReleaseRate.RetryAfter).
 	RetryAfter time.Duration
 }
 

@@ -20,8 +20,8 @@ var ErrClosed = fmt.Errorf("pipeline closed: %w", overload.ErrShuttingDown)
 
 // Rejection reasons, the reason label of orderlab_pipeline_rejections_total.
 const (
-	// ReasonQueueFull: no intake slot was free (within ENQUEUE_WAIT).
-	ReasonQueueFull = "queue_full"
+	// ReasonIntakeFull: no intake slot was free (within ENQUEUE_WAIT).
+	ReasonIntakeFull = "intake_full"
 	// ReasonAuditFull: no audit slot was free for an order.
 	ReasonAuditFull = "audit_full"
 )
@@ -78,11 +78,11 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), time.Since(start).Seconds())
 		span.SetAttributes(attribute.String("pipeline.outcome", outcome))
 	}()
-	reject := func(reason, resource string, d *overload.Drain, ahead int) error {
+	reject := func(reason, resource string, r *overload.ReleaseRate, ahead int) error {
 		outcome = "rejected"
 		p.m.rejections.WithLabelValues(reason).Inc()
 		span.SetStatus(codes.Error, resource+" full")
-		return &overload.RejectedError{Resource: resource, Waited: time.Since(start), RetryAfter: d.RetryAfter(ahead)}
+		return &overload.RejectedError{Resource: resource, Waited: time.Since(start), RetryAfter: r.RetryAfter(ahead)}
 	}
 	if p.isClosed() {
 		outcome = "closed"
@@ -100,7 +100,7 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 		case p.auditSlots <- struct{}{}:
 			t.audit = true
 		default:
-			return nil, reject(ReasonAuditFull, "audit queue", p.auditDrain, len(p.auditSlots))
+			return nil, reject(ReasonAuditFull, "audit queue", p.auditReleased, len(p.auditSlots))
 		}
 	}
 	select {
@@ -122,7 +122,7 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 		case <-timer.C:
 		}
 	}
-	return nil, reject(ReasonQueueFull, "queue", p.intakeDrain, len(p.slots))
+	return nil, reject(ReasonIntakeFull, "queue", p.intakeReleased, len(p.slots))
 }
 
 func (p *Pipeline) isClosed() bool {

@@ -102,7 +102,7 @@ func TestRejectionsByReason(t *testing.T) {
 	if _, err := p.admit(ctx, model.PlaceOrder); !errors.As(err, &rej) || rej.Resource != "audit queue" {
 		t.Fatalf("Admit with the audit stage full = %v, want an audit queue rejection", err)
 	}
-	for reason, want := range map[string]float64{ReasonQueueFull: 2, ReasonAuditFull: 1} {
+	for reason, want := range map[string]float64{ReasonIntakeFull: 2, ReasonAuditFull: 1} {
 		if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(reason)); got != want {
 			t.Errorf("rejections{reason=%q} = %v, want %v", reason, got, want)
 		}

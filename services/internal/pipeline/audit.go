@@ -24,7 +24,7 @@ func (p *Pipeline) releaseAudit(j *job) {
 	if j.audit {
 		j.audit = false
 		<-p.auditSlots
-		p.auditDrain.Done()
+		p.auditReleased.Released()
 	}
 }
 
@@ -36,6 +36,6 @@ func (p *Pipeline) audit() {
 		p.cfg.Audit.Write(o)
 		p.auditBusy.Add(-1)
 		<-p.auditSlots
-		p.auditDrain.Done()
+		p.auditReleased.Released()
 	}
 }

@@ -16,9 +16,9 @@ import (
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
-// work is one persist worker: it takes a job, fills a batch with whatever
-// else is queued (waiting at most BatchWait), and commits it.
-func (p *Pipeline) work() {
+// persistWorker is one persist worker: it takes a job, fills a batch with
+// whatever else is queued (waiting at most BatchWait), and commits it.
+func (p *Pipeline) persistWorker() {
 	for first := range p.persist {
 		if first.op == model.HoldConnection {
 			p.hold(first)

@@ -96,9 +96,9 @@ type Pipeline struct {
 	// auditSlots counts reserved audit slots: queued, in a worker, or held
 	// by an order on its way there.
 	auditSlots chan struct{}
-	// intakeDrain and auditDrain measure how fast the intake and the audit
-	// stage free slots, for Retry-After.
-	intakeDrain, auditDrain *overload.Drain
+	// intakeReleased and auditReleased measure how fast the intake and the
+	// audit stage free slots, for Retry-After.
+	intakeReleased, auditReleased *overload.ReleaseRate
 
 	priceBusy, persistBusy, auditBusy atomic.Int64
 	stopped                           chan struct{}
@@ -131,11 +131,11 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		// behaves like Tomcat's 200 threads and accept queue of 100.
 		persist: make(chan *job, cfg.BatchMax),
 		// Room for every reserved slot: handing an order to the stage never blocks.
-		audits:      make(chan order.Order, cfg.AuditQueue+cfg.AuditWorkers),
-		auditSlots:  make(chan struct{}, cfg.AuditQueue+cfg.AuditWorkers),
-		intakeDrain: overload.NewDrain(),
-		auditDrain:  overload.NewDrain(),
-		stopped:     make(chan struct{}),
+		audits:         make(chan order.Order, cfg.AuditQueue+cfg.AuditWorkers),
+		auditSlots:     make(chan struct{}, cfg.AuditQueue+cfg.AuditWorkers),
+		intakeReleased: overload.NewReleaseRate(),
+		auditReleased:  overload.NewReleaseRate(),
+		stopped:        make(chan struct{}),
 	}
 	m, err := newMetrics(reg, p)
 	if err != nil {
@@ -148,7 +148,7 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		price.Go(p.price)
 	}
 	for range cfg.Workers {
-		persist.Go(p.work)
+		persist.Go(p.persistWorker)
 	}
 	if cfg.Audit.Enabled() {
 		for range cfg.AuditWorkers {

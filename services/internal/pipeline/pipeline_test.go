@@ -198,7 +198,7 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 		t.Errorf("Admit after Close = %v, want ErrShuttingDown", err)
 	}
 	// A shutdown is not a rejection: it is counted apart.
-	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonQueueFull)); got != 0 {
+	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonIntakeFull)); got != 0 {
 		t.Errorf("rejections after Close = %v, want 0", got)
 	}
 	if n := sampleCount(t, p.m.enqueueWait.WithLabelValues("closed")); n != 1 {
@@ -230,7 +230,7 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 	if waited := time.Since(start); waited < 30*time.Millisecond || rej.Waited < 30*time.Millisecond {
 		t.Errorf("rejected after %s (reported %s), want at least ENQUEUE_WAIT=30ms", waited, rej.Waited)
 	}
-	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonQueueFull)); got != 1 {
+	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonIntakeFull)); got != 1 {
 		t.Errorf("rejections = %v, want 1", got)
 	}
 	if n, err := testutil.GatherAndCount(reg, "orderlab_pipeline_queue_length"); err != nil || n != 2 {

@@ -12,7 +12,7 @@ import (
 func (p *Pipeline) price() {
 	for j := range p.intake {
 		<-p.slots
-		p.intakeDrain.Done()
+		p.intakeReleased.Released()
 		p.priceBusy.Add(1)
 		if j.op == model.PlaceOrder {
 			j.req = order.NewRequest(j.input, j.key)
