@@ -75,6 +75,7 @@ type Config struct {
 	// (LEAK_EVERY, 0: off; README, The pitfalls: 9).
 	LeakEvery int
 	LogLevel  slog.Level
+	Tracing   telemetry.Tracing // OTEL_* (telemetry.ReadTracing)
 	API       api.Config
 }
 
@@ -108,6 +109,10 @@ func loadConfig(env *Env, name string) Config {
 	}
 	if c.DBMinConns > c.DBMaxConns {
 		env.Fail("DB_MIN_CONNS=%d: want at most DB_MAX_CONNS (%d)", c.DBMinConns, c.DBMaxConns)
+	}
+	var err error
+	if c.Tracing, err = telemetry.ReadTracing(env.getenv, "orderlab-"+name); err != nil {
+		env.Fail("%v", err)
 	}
 	switch env.OneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error") {
 	case "debug":
@@ -146,7 +151,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		Help:        "Which concurrency model and API HTTP server this process runs (always 1).",
 		ConstLabels: prometheus.Labels{"model": svc.Model, "http_server": string(cfg.HTTPServer), "version": Version},
 	}, func() float64 { return 1 }))
-	tp, err := telemetry.NewTracerProvider(ctx, "orderlab-"+svc.Model, getenv)
+	tp, err := telemetry.NewTracerProvider(ctx, cfg.Tracing)
 	if err != nil {
 		return err
 	}

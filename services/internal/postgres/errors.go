@@ -28,10 +28,10 @@ const (
 )
 
 // classify is the one place that says what a pgx or pgconn error means:
-// its dberr.Class (README, Errors). The pool's own failure, no connection
-// free before the deadline, is acquire's to say (dberr.PoolExhausted). at is the phase the error came in;
+// its dberr.Class (README, Errors). at is the phase the error came in;
 // broken says whether pgx closed the connection over it (it does for every
-// network or protocol failure).
+// network or protocol failure). The pool's own failure, no connection free
+// before the deadline, is acquire's to say (dberr.PoolExhausted).
 //
 // How a broken connection is told apart from a broken commit:
 //   - pgconn.SafeToRetry: nothing was written to the connection.
@@ -93,10 +93,10 @@ func sessionEnded(e *pgconn.PgError) bool {
 	return e.Severity == "FATAL" || e.Severity == "PANIC" || strings.HasPrefix(e.Code, "08")
 }
 
-// classified wraps err, a pgx or pgconn error, with its class, and records it:
-// the class's error count, and for a broken connection the time, so that
-// the pool pings the connections idle since before it (Store.shouldPing),
-// and a sweep of the idle connections (Store.sweep).
+// classified wraps err, a pgx or pgconn error, with its class, and records
+// it: the class's error count, and for a broken connection the time, so
+// that the pool pings the connections idle since before it
+// (Store.shouldPing), and a sweep of the idle connections (Store.sweep).
 func (s *Store) classified(ctx context.Context, err error, at phase, broken bool) error {
 	if err == nil {
 		return nil
