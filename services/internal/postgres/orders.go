@@ -41,6 +41,9 @@ func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay, downstr
 // while it holds its connection (CreateOrder).
 func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay, downstream time.Duration) ([]order.Result, error) {
 	rs, err := s.createOrders(ctx, ns, delay, downstream, time.Time{})
+	if err == nil {
+		return rs, nil
+	}
 	failed := time.Now()
 	switch s.retryWrite(ctx, err, ns) {
 	case resendAll:
@@ -48,7 +51,7 @@ func (s *Store) CreateOrders(ctx context.Context, ns []order.Request, delay, dow
 	case resendKeyed:
 		return s.replayKeyed(ctx, ns, delay, downstream, err, failed)
 	}
-	return rs, err
+	return nil, err
 }
 
 // replayKeyed sends the keyed orders of ns again after first, an error of
