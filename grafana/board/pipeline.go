@@ -22,7 +22,7 @@ func pipelinePanels() []cog.Builder[dashboard.Panel] {
 		).OverrideByRegexp(".* workers", dashed()).Min(0),
 
 		series("Enqueue wait p99 and rejections", units.Seconds, 8,
-			"Time a request waited for admission to the intake queue, by outcome (orderlab_pipeline_enqueue_wait_seconds; closed: the service was shutting down), and, right axis, requests answered 429 at admission by reason (orderlab_pipeline_rejections_total): queue_full, no intake slot within ENQUEUE_WAIT; audit_full, no audit slot for an order.",
+			"Time a request waited for admission to the intake queue, by outcome (orderlab_pipeline_enqueue_wait_seconds; closed: the service was shutting down), and, right axis, requests answered 429 at admission by reason (orderlab_pipeline_rejections_total): intake_full, no intake slot within ENQUEUE_WAIT; audit_full, no audit slot for an order.",
 			quantile("0.99", "orderlab_pipeline_enqueue_wait_seconds", "job, outcome", "{{job}} {{outcome}}"),
 			query(sumBy("job, reason", rate(sel("orderlab_pipeline_rejections_total"))), "{{job}} {{reason}} rejections/s"),
 		).OverrideByRegexp(".* rejections/s", append(rightAxis(units.RequestsPerSecond), fixedColor("orange")...)),

@@ -10,17 +10,20 @@ import (
 const module = "github.com/orderlab/orderlab/"
 
 // serviceRank orders the services' packages: a package imports only
-// packages of a lower rank. The concurrency model (the three commands) is
-// the only thing that differs, so nothing below them may know them.
+// packages of a lower rank. The concurrency model is the only thing that
+// differs: the commands choose one (direct or pipeline, both under the
+// seam, model), so nothing below them may know them.
 var serviceRank = map[string]int{
 	"services/internal/order":      0,
-	"services/internal/fault":      0,
+	"services/internal/dberr":      0,
 	"services/internal/overload":   0,
 	"services/internal/telemetry":  0,
+	"services/internal/model":      1,
 	"services/internal/audit":      1,
 	"services/internal/postgres":   1,
 	"services/internal/limiter":    1,
 	"services/internal/httpserver": 1,
+	"services/internal/direct":     2,
 	"services/internal/api":        2,
 	"services/internal/pipeline":   2,
 	"services/internal/app":        3,
@@ -74,7 +77,7 @@ func TestImportsRunOneWay(t *testing.T) {
 				}
 				if within(dep, "services") {
 					if depRank, ok := serviceRank[dep]; !ok || depRank >= rank {
-						t.Errorf("%s imports %s: the services' imports run from the commands down to order, fault, overload and telemetry", pkg, dep)
+						t.Errorf("%s imports %s: the services' imports run from the commands down to order, dberr, overload and telemetry", pkg, dep)
 					}
 				} else if !within(dep, "internal") {
 					t.Errorf("%s imports %s: the services import only services/internal and internal", pkg, dep)

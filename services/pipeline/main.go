@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/services/internal/app"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/pipeline"
 )
 
@@ -44,12 +45,12 @@ func configure(env *app.Env, cfg app.Config) app.Builder {
 	if pc.Workers > cfg.DBMaxConns {
 		env.Fail("WORKERS=%d: want at most DB_MAX_CONNS (%d); extra workers would only wait for the pool", pc.Workers, cfg.DBMaxConns)
 	}
-	return func(d app.Deps) (app.Model, error) {
+	return func(d app.Deps) (model.Model, error) {
 		pc.Audit = d.Audit
 		p, err := pipeline.New(pc, d.Store, d.Log, d.Registry, d.Tracer)
 		if err != nil {
-			return nil, err
+			return nil, err // not a nil *Pipeline in a non-nil Model
 		}
-		return model{store: d.Store, pipeline: p}, nil
+		return p, nil
 	}
 }

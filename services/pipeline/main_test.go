@@ -145,8 +145,8 @@ func TestAdmissionBeforeDecode(t *testing.T) {
 		}
 		return wg.Wait
 	})
-	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", map[string]string{"reason": "queue_full"}); v != 4 {
-		t.Errorf("rejections_total{reason=queue_full} = %v, want 4", v)
+	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", map[string]string{"reason": "intake_full"}); v != 4 {
+		t.Errorf("rejections_total{reason=intake_full} = %v, want 4", v)
 	}
 }
 

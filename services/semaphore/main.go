@@ -4,7 +4,8 @@
 // adaptive (LIMIT=adaptive: it finds the pool's capacity from latency). A
 // request takes its permit before its body is read, waits at most
 // LIMIT_WAIT for one and is then rejected with 429 and a Retry-After, so
-// overload never reaches the pool and a rejection costs no decoding.
+// overload never reaches the pool and a rejection costs no decoding. Its
+// model is services/internal/direct's, limited.
 package main
 
 import (
@@ -14,7 +15,9 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/services/internal/app"
+	"github.com/orderlab/orderlab/services/internal/direct"
 	"github.com/orderlab/orderlab/services/internal/limiter"
+	"github.com/orderlab/orderlab/services/internal/model"
 )
 
 func main() {
@@ -40,11 +43,11 @@ func configure(env *app.Env, cfg app.Config) app.Builder {
 			env.Fail("LIMIT_MIN=%d: want at most LIMIT_MAX (%d)", lc.Min, lc.Max)
 		}
 	}
-	return func(d app.Deps) (app.Model, error) {
+	return func(d app.Deps) (model.Model, error) {
 		lim, err := limiter.New(lc, d.Registry, d.Tracer)
 		if err != nil {
 			return nil, err
 		}
-		return model{store: d.Store, limiter: lim, audit: d.Audit}, nil
+		return direct.Limited(d.Store, lim, d.Audit), nil
 	}
 }

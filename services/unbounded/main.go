@@ -2,7 +2,8 @@
 // goes straight to the pgx pool: the Go counterpart of Java's virtual
 // threads. Nothing bounds concurrency before the pool, so under overload the
 // goroutines queue inside pgxpool.Acquire until REQUEST_TIMEOUT, and the
-// pool wait dominates latency.
+// pool wait dominates latency. Its model is services/internal/direct's,
+// unlimited.
 package main
 
 import (
@@ -11,6 +12,8 @@ import (
 	"os"
 
 	"github.com/orderlab/orderlab/services/internal/app"
+	"github.com/orderlab/orderlab/services/internal/direct"
+	"github.com/orderlab/orderlab/services/internal/model"
 )
 
 func main() {
@@ -25,5 +28,5 @@ var service = app.Service{Model: "unbounded", Configure: configure}
 // configure: the unbounded model has no settings of its own; DB_MAX_CONNS and
 // REQUEST_TIMEOUT are all that shape it.
 func configure(_ *app.Env, _ app.Config) app.Builder {
-	return func(d app.Deps) (app.Model, error) { return model{store: d.Store, audit: d.Audit}, nil }
+	return func(d app.Deps) (model.Model, error) { return direct.Unlimited(d.Store, d.Audit), nil }
 }

@@ -10,59 +10,47 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/orderlab/orderlab/services/internal/order"
 )
 
 // MaxBodyBytes bounds request bodies: 100 items fit well inside it.
 const MaxBodyBytes = 64 << 10
 
-// readJSONBody reads c's body. It insists on a JSON content type (UTF-8,
-// the only charset JSON has) and a body within MaxBodyBytes; a failure is
-// answered here with a problem, and false.
-func readJSONBody(c *gin.Context) ([]byte, bool) {
-	ct := c.GetHeader("Content-Type")
+// readJSONBody reads r's body. It insists on a JSON content type (UTF-8,
+// the only charset JSON has) and a body within MaxBodyBytes (w is told to
+// close the connection past it); a failure is a 415, a 413 or a 400.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	ct := r.Header.Get("Content-Type")
 	mt, params, err := mime.ParseMediaType(ct)
 	if cs, ok := params["charset"]; ok && !strings.EqualFold(cs, "utf-8") {
 		err = errors.New("charset is not UTF-8")
 	}
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-		writeProblem(c, Problem{
-			Type: problemBase + "unsupported-media-type", Title: "Unsupported media type", Status: http.StatusUnsupportedMediaType,
-			Detail: fmt.Sprintf("Content-Type %q: want application/json", ct),
-			Errors: []order.FieldError{{Field: "Content-Type", Detail: "must be application/json (charset utf-8, if any)"}},
-		})
-		return nil, false
+		return nil, unsupportedMediaType(ct)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeProblem(c, bodyTooLarge())
-			return nil, false
+			return nil, bodyTooLarge()
 		}
-		invalid(c, "body", "could not be read: "+err.Error())
-		return nil, false
+		return nil, invalid("body", "could not be read: "+err.Error())
 	}
-	return body, true
+	return body, nil
 }
 
 // decodeJSON decodes body into v: known fields only, a single JSON value.
-// A failure is answered with a problem that names the field, and false.
-func decodeJSON(c *gin.Context, body []byte, v any) bool {
+// A failure is a 400 that names the field.
+func decodeJSON(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		field, detail := describeJSONError(err)
-		invalid(c, field, detail)
-		return false
+		return invalid(describeJSONError(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		invalid(c, "body", "must hold exactly one JSON value, with nothing after it")
-		return false
+		return invalid("body", "must hold exactly one JSON value, with nothing after it")
 	}
-	return true
+	return nil
 }
 
 // orderJSON is an order as sent: the items stay raw so that each can be
@@ -72,26 +60,26 @@ type orderJSON struct {
 	Items      []json.RawMessage `json:"items"`
 }
 
-// decodeOrder reads an order.Input from c's body, answering every problem
-// with a 400 that names the field, including the item's index.
-func decodeOrder(c *gin.Context) (order.Input, bool) {
-	body, ok := readJSONBody(c)
-	if !ok {
-		return order.Input{}, false
+// decodeOrder reads an order.Input from r's body; every problem is a 400
+// that names the field, including the item's index (or the 415 and 413 of
+// readJSONBody).
+func decodeOrder(w http.ResponseWriter, r *http.Request) (order.Input, error) {
+	body, err := readJSONBody(w, r)
+	if err != nil {
+		return order.Input{}, err
 	}
-	return decodeOrderBody(c, body)
+	return decodeOrderBody(body)
 }
 
 // decodeOrderBody decodes and checks the text of an order's body: what
 // it decodes to is exactly what was sent (checkOrderText).
-func decodeOrderBody(c *gin.Context, body []byte) (order.Input, bool) {
+func decodeOrderBody(body []byte) (order.Input, error) {
 	if field, detail, bad := checkOrderText(body); bad {
-		invalid(c, field, detail)
-		return order.Input{}, false
+		return order.Input{}, invalid(field, detail)
 	}
 	var raw orderJSON
-	if !decodeJSON(c, body, &raw) {
-		return order.Input{}, false
+	if err := decodeJSON(body, &raw); err != nil {
+		return order.Input{}, err
 	}
 	in := order.Input{CustomerID: raw.CustomerID}
 	if raw.Items != nil {
@@ -108,11 +96,10 @@ func decodeOrderBody(c *gin.Context, body []byte) (order.Input, bool) {
 			} else {
 				field = prefix + "." + field
 			}
-			invalid(c, field, detail)
-			return order.Input{}, false
+			return order.Input{}, invalid(field, detail)
 		}
 	}
-	return in, true
+	return in, nil
 }
 
 // describeJSONError turns encoding/json's errors into a field and a message

@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -29,9 +31,12 @@ func fuzzContext(method, target string) (*gin.Context, *httptest.ResponseRecorde
 	return c, w
 }
 
-// checkProblem: a rejection is a problem+json 400 that names a field.
-func checkProblem(t *testing.T, w *httptest.ResponseRecorder, input any) {
+// checkProblem: a rejection err is answered as a problem+json 400 that
+// names a field.
+func checkProblem(t *testing.T, err error, input any) {
 	t.Helper()
+	c, w := fuzzContext(http.MethodGet, "")
+	writeError(c, slog.New(slog.NewTextHandler(io.Discard, nil)), err)
 	if w.Code != http.StatusBadRequest || w.Header().Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("%q: rejected with %d %q, want a 400 problem", input, w.Code, w.Header().Get("Content-Type"))
 	}
@@ -48,16 +53,12 @@ func checkProblem(t *testing.T, w *httptest.ResponseRecorder, input any) {
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"customer_id":"c-1","items":[{"sku":"A-1","quantity":2,"unit_price_cents":1250}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		c, w := fuzzContext(http.MethodPost, "")
-		in, ok := decodeOrderBody(c, body)
-		if ok {
-			if err := in.Validate(); err != nil {
-				validationProblem(c, err)
-				ok = false
-			}
+		in, err := decodeOrderBody(body)
+		if err == nil {
+			err = in.Validate()
 		}
-		if !ok {
-			checkProblem(t, w, body)
+		if err != nil {
+			checkProblem(t, err, body)
 			return
 		}
 		if !utf8.Valid(body) || !json.Valid(body) {
@@ -80,10 +81,9 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c2, _ := fuzzContext(http.MethodPost, "")
-		back, ok := decodeOrderBody(c2, again)
-		if !ok || back.CustomerID != in.CustomerID || len(back.Items) != len(in.Items) {
-			t.Fatalf("%q re-encoded as %s decodes to %+v (%v)", body, again, back, ok)
+		back, err := decodeOrderBody(again)
+		if err != nil || back.CustomerID != in.CustomerID || len(back.Items) != len(in.Items) {
+			t.Fatalf("%q re-encoded as %s decodes to %+v (%v)", body, again, back, err)
 		}
 		for i := range in.Items {
 			if back.Items[i] != in.Items[i] {
@@ -99,10 +99,9 @@ func FuzzDecode(f *testing.F) {
 func FuzzQueryParams(f *testing.F) {
 	f.Add("delay=20ms&rounds=5000", "42")
 	f.Fuzz(func(t *testing.T, raw, id string) {
-		c, w := fuzzContext(http.MethodGet, raw)
-		q, ok := parseQuery(c, "delay", "rounds")
-		if !ok {
-			checkProblem(t, w, raw)
+		q, err := parseQuery(raw, "delay", "rounds")
+		if err != nil {
+			checkProblem(t, err, raw)
 		} else {
 			vals, err := url.ParseQuery(raw)
 			if err != nil || len(raw) > MaxQueryBytes {
@@ -113,12 +112,11 @@ func FuzzQueryParams(f *testing.F) {
 					t.Fatalf("query %q: %s=%q parsed as %q", raw, k, vs, q[k])
 				}
 			}
-			c, w := fuzzContext(http.MethodGet, raw)
-			d, ok := q.duration(c, "delay", 7*time.Millisecond)
+			d, err := q.duration("delay", 7*time.Millisecond)
 			s, present := q["delay"]
 			switch {
-			case !ok:
-				checkProblem(t, w, raw)
+			case err != nil:
+				checkProblem(t, err, raw)
 			case !present && d != 7*time.Millisecond:
 				t.Fatalf("query %q: default delay %s", raw, d)
 			case present:
@@ -127,20 +125,17 @@ func FuzzQueryParams(f *testing.F) {
 					t.Fatalf("query %q: delay %q accepted as %s", raw, s, d)
 				}
 			}
-			c, w = fuzzContext(http.MethodGet, raw)
-			n, ok := q.integer(c, "rounds", 5, 1, MaxCPURounds)
+			n, err := q.integer("rounds", 5, 1, MaxCPURounds)
 			s, present = q["rounds"]
 			switch {
-			case !ok:
-				checkProblem(t, w, raw)
+			case err != nil:
+				checkProblem(t, err, raw)
 			case present && (strconv.FormatInt(n, 10) != s || n < 1 || n > MaxCPURounds):
 				t.Fatalf("query %q: rounds %q accepted as %d", raw, s, n)
 			}
 		}
-		c, w = fuzzContext(http.MethodGet, "")
-		c.Params = gin.Params{{Key: "id", Value: id}}
-		if n, ok := pathID(c); !ok {
-			checkProblem(t, w, id)
+		if n, err := pathID(id); err != nil {
+			checkProblem(t, err, id)
 		} else if strconv.FormatInt(n, 10) != id || n < 1 {
 			t.Fatalf("id %q accepted as %d", id, n)
 		}

@@ -12,99 +12,121 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/orderlab/orderlab/services/internal/fault"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
-	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
-// handlePlaceOrder: POST /orders[?db_delay=50ms][&api_delay=150ms&api_call=before|inside]
+// handler serves one route: it returns the status and body of its success,
+// or the error that is the answer (writeError). It writes nothing itself:
+// serve and admitted write its answer, once.
+type handler func(c *gin.Context) (status int, body any, err error)
+
+// admittedHandler is a handler for a request the model admitted.
+type admittedHandler func(c *gin.Context, a model.Admitted) (status int, body any, err error)
+
+func serve(log *slog.Logger, h handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		status, body, err := h(c)
+		answer(c, log, status, body, err)
+	}
+}
+
+// admitted asks the model to admit the request for op before anything else
+// is done for it: no body read, no decoding, no allocation per order. A
+// request turned away is answered at once (429, or 503 while shutting
+// down); an admitted one is handed to h, and released once it is answered.
+func admitted(m model.Model, op model.Op, log *slog.Logger, h admittedHandler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := m.Admit(c.Request.Context(), op)
+		if err != nil {
+			writeError(c, log, err)
+			return
+		}
+		defer a.Release()
+		status, body, err := h(c, a)
+		answer(c, log, status, body, err)
+	}
+}
+
+// answer writes a handler's outcome: its error's problem, or body as JSON.
+func answer(c *gin.Context, log *slog.Logger, status int, body any, err error) {
+	if err != nil {
+		writeError(c, log, err)
+		return
+	}
+	c.JSON(status, body)
+}
+
+// placeOrder: POST /orders[?db_delay=50ms][&api_delay=150ms&api_call=before|inside]
 // with an order.Input body and an optional Idempotency-Key. 201 with the
 // stored order; 200 with the same order when the key and body were seen
 // before; 422 when the key was used with another body. With api_delay the
 // order also waits for a downstream call, before its transaction or inside
 // it (pitfalls.go).
-func handlePlaceOrder(b Backend, defaultDelay time.Duration, log *slog.Logger, m *metrics) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		t, ok := admit(c, b, overload.PlaceOrder, log)
-		if !ok {
-			return
+func placeOrder(defaultDelay time.Duration, met *metrics) admittedHandler {
+	return func(c *gin.Context, a model.Admitted) (int, any, error) {
+		q, err := parseQuery(c.Request.URL.RawQuery, "db_delay", "api_delay", "api_call")
+		if err != nil {
+			return 0, nil, err
 		}
-		defer t.Release()
-		q, ok := parseQuery(c, "db_delay", "api_delay", "api_call")
-		if !ok {
-			return
+		delay, err := q.duration("db_delay", defaultDelay)
+		if err != nil {
+			return 0, nil, err
 		}
-		delay, ok := q.duration(c, "db_delay", defaultDelay)
-		if !ok {
-			return
+		apiDelay, inside, err := q.downstream()
+		if err != nil {
+			return 0, nil, err
 		}
-		apiDelay, inside, ok := q.downstream(c)
-		if !ok {
-			return
+		key, err := idempotencyKey(c.Request.Header)
+		if err != nil {
+			return 0, nil, err
 		}
-		key, ok := idempotencyKey(c)
-		if !ok {
-			return
-		}
-		in, ok := decodeOrder(c)
-		if !ok {
-			return
+		in, err := decodeOrder(c.Writer, c.Request)
+		if err != nil {
+			return 0, nil, err
 		}
 		if err := in.Validate(); err != nil {
-			validationProblem(c, err)
-			return
+			return 0, nil, err
 		}
 		var downstream time.Duration
 		if inside {
 			downstream = apiDelay
 		} else if err := callDownstream(c.Request.Context(), apiDelay); err != nil {
-			timeoutProblem(c, err, "; nothing was stored")
-			return
+			return 0, nil, timeoutProblem(err, "; nothing was stored")
 		}
-		o, created, err := b.PlaceOrder(c.Request.Context(), t, in, key, delay, downstream)
+		r, err := a.PlaceOrder(c.Request.Context(), in, key, delay, downstream)
 		if err != nil {
-			backendProblem(c, log, err)
-			return
+			return 0, nil, err
 		}
-		status := http.StatusOK
-		if created {
-			status = http.StatusCreated
-			m.ordersCreated.Inc()
-			c.Header("Location", fmt.Sprintf("/orders/%d", o.ID))
+		if !r.Created {
+			return http.StatusOK, r.Order, nil
 		}
-		c.JSON(status, o)
+		met.ordersCreated.Inc()
+		c.Header("Location", fmt.Sprintf("/orders/%d", r.Order.ID))
+		return http.StatusCreated, r.Order, nil
 	}
 }
 
-// handleGetOrder: GET /orders/{id}.
-func handleGetOrder(b Backend, log *slog.Logger) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		t, ok := admit(c, b, overload.GetOrder, log)
-		if !ok {
-			return
-		}
-		defer t.Release()
-		if _, ok := parseQuery(c); !ok {
-			return
-		}
-		id, ok := pathID(c)
-		if !ok {
-			return
-		}
-		o, err := b.GetOrder(c.Request.Context(), t, id)
-		if errors.Is(err, order.ErrNotFound) {
-			writeProblem(c, Problem{Title: "Not found", Status: http.StatusNotFound, Detail: fmt.Sprintf("no order with id %d", id)})
-			return
-		}
-		if err != nil {
-			backendProblem(c, log, err)
-			return
-		}
-		c.JSON(http.StatusOK, o)
+// getOrder: GET /orders/{id}.
+func getOrder(c *gin.Context, a model.Admitted) (int, any, error) {
+	if _, err := parseQuery(c.Request.URL.RawQuery); err != nil {
+		return 0, nil, err
 	}
+	id, err := pathID(c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	o, err := a.GetOrder(c.Request.Context(), id)
+	if errors.Is(err, order.ErrNotFound) {
+		return 0, nil, orderNotFound(id)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, o, nil
 }
 
-// workResponse answers the experiment endpoints.
+// workResponse answers the experiment endpoints, /work/*.
 type workResponse struct {
 	Held   string `json:"held,omitempty"`
 	Waited string `json:"waited,omitempty"`
@@ -112,108 +134,91 @@ type workResponse struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-// handleWorkDB: GET /work/db?delay=20ms[&conns=2] holds a pooled connection
-// for delay, through the service's concurrency model (experiment B,
+// workDB: GET /work/db?delay=20ms[&conns=2] holds a pooled connection for
+// delay, through the service's concurrency model (experiment B,
 // DB-bound); with conns, that many at once (pitfalls.go).
-func handleWorkDB(b Backend, defaultDelay time.Duration, log *slog.Logger) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		t, ok := admit(c, b, overload.HoldConnection, log)
-		if !ok {
-			return
+func workDB(defaultDelay time.Duration) admittedHandler {
+	return func(c *gin.Context, a model.Admitted) (int, any, error) {
+		q, err := parseQuery(c.Request.URL.RawQuery, "delay", "conns")
+		if err != nil {
+			return 0, nil, err
 		}
-		defer t.Release()
-		q, ok := parseQuery(c, "delay", "conns")
-		if !ok {
-			return
+		d, err := q.duration("delay", defaultDelay)
+		if err != nil {
+			return 0, nil, err
 		}
-		d, ok := q.duration(c, "delay", defaultDelay)
-		if !ok {
-			return
+		conns, err := q.integer("conns", 1, 1, MaxConns)
+		if err != nil {
+			return 0, nil, err
 		}
-		conns, ok := q.integer(c, "conns", 1, 1, MaxConns)
-		if !ok {
-			return
+		if err := a.HoldConnection(c.Request.Context(), d, int(conns)); err != nil {
+			return 0, nil, err
 		}
-		if err := b.HoldConnection(c.Request.Context(), t, d, int(conns)); err != nil {
-			backendProblem(c, log, err)
-			return
-		}
-		c.JSON(http.StatusOK, workResponse{Held: d.String()})
+		return http.StatusOK, workResponse{Held: d.String()}, nil
 	}
 }
 
-// handleWorkAPI: GET /work/api?delay=150ms waits without touching the
-// database, like a call to a slow downstream (experiment B, API-bound).
-// With inSyscall the wait is a blocking nanosleep that holds its OS thread,
-// the Go shape of a pinned virtual thread (README, The pitfalls: 4): go_threads climbs.
-func handleWorkAPI(defaultDelay time.Duration, inSyscall bool) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		q, ok := parseQuery(c, "delay")
-		if !ok {
-			return
+// workAPI: GET /work/api?delay=150ms waits without touching the database,
+// like a call to a slow downstream (experiment B, API-bound). With
+// inSyscall the wait is a blocking nanosleep that holds its OS thread, the
+// Go shape of a pinned virtual thread (README, The pitfalls: 4): go_threads
+// climbs.
+func workAPI(defaultDelay time.Duration, inSyscall bool) handler {
+	return func(c *gin.Context) (int, any, error) {
+		q, err := parseQuery(c.Request.URL.RawQuery, "delay")
+		if err != nil {
+			return 0, nil, err
 		}
-		d, ok := q.duration(c, "delay", defaultDelay)
-		if !ok {
-			return
+		d, err := q.duration("delay", defaultDelay)
+		if err != nil {
+			return 0, nil, err
 		}
 		if inSyscall {
 			blockingSleep(d)
-			c.JSON(http.StatusOK, workResponse{Waited: d.String()})
-			return
+		} else if err := callDownstream(c.Request.Context(), d); err != nil {
+			return 0, nil, err // the deadline: a timeout
 		}
-		if err := callDownstream(c.Request.Context(), d); err != nil {
-			timeoutProblem(c, err, "")
-			return
-		}
-		c.JSON(http.StatusOK, workResponse{Waited: d.String()})
+		return http.StatusOK, workResponse{Waited: d.String()}, nil
 	}
 }
 
-// handleWorkCPU: GET /work/cpu?rounds=5000 chains SHA-256 rounds
-// (experiment B, CPU-bound) and returns the final digest.
-func handleWorkCPU(defaultRounds int) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		q, ok := parseQuery(c, "rounds")
-		if !ok {
-			return
+// workCPU: GET /work/cpu?rounds=5000 chains SHA-256 rounds (experiment B,
+// CPU-bound) and returns the final digest.
+func workCPU(defaultRounds int) handler {
+	return func(c *gin.Context) (int, any, error) {
+		q, err := parseQuery(c.Request.URL.RawQuery, "rounds")
+		if err != nil {
+			return 0, nil, err
 		}
-		n, ok := q.integer(c, "rounds", int64(defaultRounds), 1, MaxCPURounds)
-		if !ok {
-			return
+		n, err := q.integer("rounds", int64(defaultRounds), 1, MaxCPURounds)
+		if err != nil {
+			return 0, nil, err
 		}
 		rounds := int(n)
 		sum := sha256.Sum256([]byte("orderlab"))
 		for i := 1; i < rounds; i++ {
 			sum = sha256.Sum256(sum[:])
 		}
-		c.JSON(http.StatusOK, workResponse{Rounds: rounds, Digest: hex.EncodeToString(sum[:])})
+		return http.StatusOK, workResponse{Rounds: rounds, Digest: hex.EncodeToString(sum[:])}, nil
 	}
 }
 
-func handleLivez() gin.HandlerFunc {
-	return func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
-}
+func livez(*gin.Context) (int, any, error) { return http.StatusOK, gin.H{"status": "ok"}, nil }
 
-// handleReadyz: 200 when the service takes traffic and Postgres answers
-// within ReadyTimeout; otherwise 503, database-unavailable when Postgres is
-// the reason.
-func handleReadyz(db Pinger, ready func() bool) gin.HandlerFunc {
-	return func(c *gin.Context) {
+// readyz: 200 when the service takes traffic and Postgres answers within
+// ReadyTimeout; otherwise 503, database-unavailable when Postgres is the
+// reason.
+func readyz(db Pinger, ready func() bool) handler {
+	return func(c *gin.Context) (int, any, error) {
 		if !ready() {
-			writeProblem(c, Problem{Title: "Not ready", Status: http.StatusServiceUnavailable, Detail: "shutting down"})
-			return
+			return 0, nil, notReady()
 		}
 		ctx, cancel := context.WithTimeout(c.Request.Context(), ReadyTimeout)
 		defer cancel()
 		if err := db.Ping(ctx); err != nil {
-			setRetryAfter(c, DatabaseRetryAfter)
-			writeProblem(c, Problem{
-				Type: problemBase + "database-unavailable", Title: "Not ready", Status: http.StatusServiceUnavailable,
-				Detail: "postgres does not answer: " + err.Error(),
-			})
-			return
+			return 0, nil, databaseNotReady(err)
 		}
-		c.JSON(http.StatusOK, gin.H{"status": "ready"})
+		return http.StatusOK, gin.H{"status": "ready"}, nil
 	}
 }
 
@@ -221,62 +226,3 @@ func handleReadyz(db Pinger, ready func() bool) gin.HandlerFunc {
 // within it is reported unavailable, as a probe with Kubernetes' default
 // one-second timeout would conclude anyway.
 const ReadyTimeout = time.Second
-
-// validationProblem answers a validation error (an *order.ValidationError)
-// with a 400 naming every field at fault.
-func validationProblem(c *gin.Context, err error) {
-	var v *order.ValidationError
-	if !errors.As(err, &v) {
-		invalid(c, "body", err.Error())
-		return
-	}
-	writeProblem(c, Problem{
-		Type: problemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
-		Detail: v.Error(), Errors: v.Fields,
-	})
-}
-
-// backendProblem answers an error from the concurrency model or the store.
-func backendProblem(c *gin.Context, log *slog.Logger, err error) {
-	var rejected *overload.RejectedError
-	var starved *overload.PoolTimeoutError
-	class, fromDB := fault.ClassOf(err)
-	switch {
-	case fromDB && faultProblem(c, log, class, err):
-	case errors.As(err, &rejected):
-		rejectedProblem(c, rejected)
-	case errors.As(err, &starved):
-		w := starved.Waited.Seconds()
-		writeProblem(c, Problem{
-			Type: problemBase + "pool-exhausted", Title: "Database pool exhausted", Status: http.StatusServiceUnavailable,
-			Detail: starved.Error(), WaitedSeconds: &w,
-		})
-	case errors.Is(err, order.ErrIdempotencyConflict):
-		writeProblem(c, Problem{
-			Type: problemBase + "idempotency-conflict", Title: "Idempotency key reused", Status: http.StatusUnprocessableEntity,
-			Detail: "this Idempotency-Key was used with a different request body",
-			Errors: []order.FieldError{{Field: "Idempotency-Key", Detail: "was used with a different request body"}},
-		})
-	case fromDB && class == fault.Deadline && c.Request.Method == http.MethodPost:
-		// The deadline passed while the database ran the write.
-		timeoutProblem(c, err, "; the order may or may not be stored: send it again with the same Idempotency-Key to find out")
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		timeoutProblem(c, err, "")
-	case errors.Is(err, overload.ErrShuttingDown):
-		setRetryAfter(c, overload.MinRetryAfter)
-		writeProblem(c, Problem{Title: "Service unavailable", Status: http.StatusServiceUnavailable, Detail: err.Error()})
-	default:
-		log.ErrorContext(c.Request.Context(), "request failed", "route", c.FullPath(), "err", err)
-		writeProblem(c, Problem{Title: "Internal server error", Status: http.StatusInternalServerError,
-			Detail: "the request failed on an internal error, which was logged"})
-	}
-}
-
-// timeoutProblem answers a request whose deadline passed; more is added to
-// the detail.
-func timeoutProblem(c *gin.Context, err error, more string) {
-	writeProblem(c, Problem{
-		Type: problemBase + "timeout", Title: "Request timed out", Status: http.StatusServiceUnavailable,
-		Detail: "the request did not finish within its deadline: " + err.Error() + more,
-	})
-}

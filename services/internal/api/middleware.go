@@ -92,7 +92,7 @@ func recovery(log *slog.Logger) gin.HandlerFunc {
 					panic(v)
 				}
 				log.ErrorContext(c.Request.Context(), "panic", "value", v, "stack", string(debug.Stack()))
-				writeProblem(c, Problem{Title: "Internal server error", Status: http.StatusInternalServerError})
+				writeProblem(c, panicked())
 			}
 		}()
 		c.Next()

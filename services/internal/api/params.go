@@ -3,12 +3,11 @@ package api
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/gin-gonic/gin"
 
 	"github.com/orderlab/orderlab/services/internal/order"
 )
@@ -28,21 +27,18 @@ const maxDurationParam = 32
 // query holds a request's query parameters, each given at most once.
 type query map[string]string
 
-// parseQuery parses c's query string, which may hold only the parameters
-// allowed, each once. On a problem it answers 400 and returns false.
-func parseQuery(c *gin.Context, allowed ...string) (query, bool) {
-	raw := c.Request.URL.RawQuery
+// parseQuery parses the raw query string, which may hold only the
+// parameters allowed, each once; a problem is a 400 naming the parameter.
+func parseQuery(raw string, allowed ...string) (query, error) {
 	if raw == "" {
-		return query{}, true
+		return query{}, nil
 	}
 	if len(raw) > MaxQueryBytes {
-		invalid(c, "query", fmt.Sprintf("must be at most %d bytes", MaxQueryBytes))
-		return nil, false
+		return nil, invalid("query", fmt.Sprintf("must be at most %d bytes", MaxQueryBytes))
 	}
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
-		invalid(c, "query", "is not a valid query string (name=value pairs joined by &, %-escapes)")
-		return nil, false
+		return nil, invalid("query", "is not a valid query string (name=value pairs joined by &, %-escapes)")
 	}
 	q := make(query, len(vals))
 	for _, name := range slices.Sorted(maps.Keys(vals)) { // the same problem first, every time
@@ -60,31 +56,28 @@ func parseQuery(c *gin.Context, allowed ...string) (query, bool) {
 			if len(allowed) > 0 {
 				detail += fmt.Sprintf(" (it takes %v)", allowed)
 			}
-			invalid(c, field, detail)
-			return nil, false
+			return nil, invalid(field, detail)
 		case len(vs) != 1:
-			invalid(c, name, "must be given at most once")
-			return nil, false
+			return nil, invalid(name, "must be given at most once")
 		}
 		q[name] = vs[0]
 	}
-	return q, true
+	return q, nil
 }
 
 // duration reads the optional Go duration name ("20ms"), between 0 and
 // MaxDelay, or def when absent. Its alphabet is ASCII digits, '.' and the
 // units ns, us, ms, s, m, h: no sign, no space, no µ.
-func (q query) duration(c *gin.Context, name string, def time.Duration) (time.Duration, bool) {
+func (q query) duration(name string, def time.Duration) (time.Duration, error) {
 	s, ok := q[name]
 	if !ok {
-		return def, true
+		return def, nil
 	}
 	d, err := time.ParseDuration(s)
 	if len(s) > maxDurationParam || !durationAlphabet(s) || err != nil || d < 0 || d > MaxDelay {
-		invalid(c, name, fmt.Sprintf("must be a duration between 0s and %s, such as 20ms (digits, '.', units ns, us, ms, s, m, h)", MaxDelay))
-		return 0, false
+		return 0, invalid(name, fmt.Sprintf("must be a duration between 0s and %s, such as 20ms (digits, '.', units ns, us, ms, s, m, h)", MaxDelay))
 	}
-	return d, true
+	return d, nil
 }
 
 // paramName: what a parameter's name may be to be quoted back in a problem.
@@ -113,28 +106,26 @@ func durationAlphabet(s string) bool {
 
 // integer reads the optional decimal integer name, between lo and hi, or
 // def when absent.
-func (q query) integer(c *gin.Context, name string, def, lo, hi int64) (int64, bool) {
+func (q query) integer(name string, def, lo, hi int64) (int64, error) {
 	s, ok := q[name]
 	if !ok {
-		return def, true
+		return def, nil
 	}
 	n, ok := decimal(s)
 	if !ok || n < lo || n > hi {
-		invalid(c, name, fmt.Sprintf("must be an integer between %d and %d, in decimal digits without sign or leading zero", lo, hi))
-		return 0, false
+		return 0, invalid(name, fmt.Sprintf("must be an integer between %d and %d, in decimal digits without sign or leading zero", lo, hi))
 	}
-	return n, true
+	return n, nil
 }
 
 // pathID reads the id of /orders/{id}: 1 to 19 decimal digits without a
 // leading zero, at most the largest int64.
-func pathID(c *gin.Context) (int64, bool) {
-	n, ok := decimal(c.Param("id"))
+func pathID(s string) (int64, error) {
+	n, ok := decimal(s)
 	if !ok || n < 1 {
-		invalid(c, "id", "must be a positive integer of 1 to 19 decimal digits, without sign or leading zero")
-		return 0, false
+		return 0, invalid("id", "must be a positive integer of 1 to 19 decimal digits, without sign or leading zero")
 	}
-	return n, true
+	return n, nil
 }
 
 // decimal parses 1 to 19 ASCII digits without a leading zero (but "0"),
@@ -155,21 +146,18 @@ func decimal(s string) (int64, bool) {
 // idempotencyKey reads the optional Idempotency-Key header: absent, or
 // exactly one non-empty value of printable ASCII without spaces, at most
 // order.MaxIdempotencyKey bytes.
-func idempotencyKey(c *gin.Context) (string, bool) {
-	vs := c.Request.Header.Values("Idempotency-Key")
+func idempotencyKey(h http.Header) (string, error) {
+	vs := h.Values("Idempotency-Key")
 	switch {
 	case len(vs) == 0:
-		return "", true
+		return "", nil
 	case len(vs) > 1:
-		invalid(c, "Idempotency-Key", "must be sent once")
-		return "", false
+		return "", invalid("Idempotency-Key", "must be sent once")
 	case vs[0] == "":
-		invalid(c, "Idempotency-Key", "must not be empty: send a key, or no header")
-		return "", false
+		return "", invalid("Idempotency-Key", "must not be empty: send a key, or no header")
 	}
 	if err := order.ValidateIdempotencyKey(vs[0]); err != nil {
-		validationProblem(c, err)
-		return "", false
+		return "", err // an *order.ValidationError: a 400 naming the header
 	}
-	return vs[0], true
+	return vs[0], nil
 }

@@ -3,8 +3,6 @@ package api
 import (
 	"context"
 	"time"
-
-	"github.com/gin-gonic/gin"
 )
 
 // The query knobs of the pool pitfalls (README, The pitfalls: 10 and 11).
@@ -31,10 +29,10 @@ const (
 // downstream reads api_delay (a duration, 0..MaxDelay, default 0: no
 // downstream call) and api_call (before or inside, default before) of
 // POST /orders.
-func (q query) downstream(c *gin.Context) (delay time.Duration, inside bool, ok bool) {
-	delay, ok = q.duration(c, "api_delay", 0)
-	if !ok {
-		return 0, false, false
+func (q query) downstream() (delay time.Duration, inside bool, err error) {
+	delay, err = q.duration("api_delay", 0)
+	if err != nil {
+		return 0, false, err
 	}
 	where, given := q["api_call"]
 	if !given {
@@ -42,12 +40,11 @@ func (q query) downstream(c *gin.Context) (delay time.Duration, inside bool, ok 
 	}
 	switch where {
 	case APICallBefore:
-		return delay, false, true
+		return delay, false, nil
 	case APICallInside:
-		return delay, true, true
+		return delay, true, nil
 	default:
-		invalid(c, "api_call", "must be "+APICallBefore+" or "+APICallInside)
-		return 0, false, false
+		return 0, false, invalid("api_call", "must be "+APICallBefore+" or "+APICallInside)
 	}
 }
 

@@ -4,17 +4,21 @@ import (
 	"log/slog"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/orderlab/orderlab/services/internal/model"
 )
 
-// addRoutes is the whole API surface of every service.
-func addRoutes(r *gin.Engine, cfg Config, b Backend, db Pinger, ready func() bool, log *slog.Logger, m *metrics) {
-	r.POST("/orders", handlePlaceOrder(b, cfg.DBDelay, log, m))
-	r.GET("/orders/:id", handleGetOrder(b, log))
+// addRoutes is the whole API surface of every service. A route that
+// reaches the database is admitted by the model first (admitted), with the
+// operation it will ask for.
+func addRoutes(r *gin.Engine, cfg Config, m model.Model, db Pinger, ready func() bool, log *slog.Logger, met *metrics) {
+	r.POST("/orders", admitted(m, model.PlaceOrder, log, placeOrder(cfg.DBDelay, met)))
+	r.GET("/orders/:id", admitted(m, model.GetOrder, log, getOrder))
 
-	r.GET("/work/db", handleWorkDB(b, cfg.WorkDBDelay, log))
-	r.GET("/work/api", handleWorkAPI(cfg.WorkAPIDelay, cfg.APIWaitMode == "syscall"))
-	r.GET("/work/cpu", handleWorkCPU(cfg.WorkCPURounds))
+	r.GET("/work/db", admitted(m, model.HoldConnection, log, workDB(cfg.WorkDBDelay)))
+	r.GET("/work/api", serve(log, workAPI(cfg.WorkAPIDelay, cfg.APIWaitMode == "syscall")))
+	r.GET("/work/cpu", serve(log, workCPU(cfg.WorkCPURounds)))
 
-	r.GET("/livez", handleLivez())
-	r.GET("/readyz", handleReadyz(db, ready))
+	r.GET("/livez", serve(log, livez))
+	r.GET("/readyz", serve(log, readyz(db, ready)))
 }

@@ -1,7 +1,7 @@
 // Package api owns the HTTP surface shared by the three services: the routes,
 // the handlers with their request and response types, input validation at
 // the edge, problem+json errors and the HTTP metrics. The concurrency model
-// is not here: it is the Backend each service passes in.
+// is not here: it is the model.Model each service passes in.
 package api
 
 import (
@@ -15,32 +15,9 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/orderlab/orderlab/services/internal/order"
-	"github.com/orderlab/orderlab/services/internal/overload"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
-
-// Backend is a concurrency model: how a request reaches the database.
-type Backend interface {
-	// Admit decides whether a request for w may enter, before its body is
-	// read or anything is allocated for it, so that a request turned away
-	// costs as little as a trivial route. It returns the request's ticket,
-	// which the handler holds until it has answered and then releases; or
-	// an *overload.RejectedError (429), overload.ErrShuttingDown (503), or
-	// ctx's error.
-	Admit(ctx context.Context, w overload.Work) (overload.Ticket, error)
-	// PlaceOrder stores in, sleeping dbDelay inside the transaction and
-	// waiting downstream there for a downstream call (api_call=inside,
-	// README, The pitfalls: 11), and returns the stored order; created is
-	// false for an idempotent replay.
-	PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, idempotencyKey string, dbDelay, downstream time.Duration) (o order.Order, created bool, err error)
-	// GetOrder returns the order with id, or order.ErrNotFound.
-	GetOrder(ctx context.Context, t overload.Ticket, id int64) (order.Order, error)
-	// HoldConnection holds conns database connections at once, each taken
-	// while the ones before it are held (conns above 1: a nested acquire,
-	// README, The pitfalls: 10), and runs pg_sleep(d) on the last.
-	HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration, conns int) error
-}
 
 // Pinger says whether the database is reachable.
 type Pinger interface {
@@ -74,9 +51,9 @@ const (
 
 // NewServer returns the HTTP handler of a service. ready reports whether
 // the service takes traffic (false while it drains).
-func NewServer(cfg Config, backend Backend, db Pinger, ready func() bool,
+func NewServer(cfg Config, m model.Model, db Pinger, ready func() bool,
 	log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (http.Handler, error) {
-	m, err := newMetrics(reg)
+	met, err := newMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
@@ -86,20 +63,15 @@ func NewServer(cfg Config, backend Backend, db Pinger, ready func() bool,
 	r.Use(
 		recovery(log),
 		otelgin.Middleware(cfg.Service, otelgin.WithTracerProvider(tp), otelgin.WithPropagators(telemetry.Propagator)),
-		m.instrument,
+		met.instrument,
 		timeout(cfg.RequestTimeout),
 	)
 	if cfg.BufferBytes > 0 {
 		r.Use(requestBuffer(cfg.BufferBytes, cfg.BufferPooled))
 	}
-	r.NoRoute(func(c *gin.Context) {
-		writeProblem(c, Problem{Title: "Not found", Status: http.StatusNotFound, Detail: "no route for " + c.Request.URL.Path})
-	})
-	r.NoMethod(func(c *gin.Context) {
-		writeProblem(c, Problem{Title: "Method not allowed", Status: http.StatusMethodNotAllowed,
-			Detail: c.Request.Method + " is not allowed on " + c.Request.URL.Path})
-	})
-	addRoutes(r, cfg, backend, db, ready, log, m)
+	r.NoRoute(func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
+	r.NoMethod(func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
+	addRoutes(r, cfg, m, db, ready, log, met)
 	return r, nil
 }
 

@@ -27,20 +27,13 @@ import (
 	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/httpserver"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
 // Version is set at build time with -ldflags "-X ...app.Version=...".
 var Version = "dev"
-
-// Model is a concurrency model wired to its dependencies.
-type Model interface {
-	api.Backend
-	// Close stops taking new work and finishes the work already accepted,
-	// within ctx.
-	Close(ctx context.Context) error
-}
 
 // Deps are what a model is built from.
 type Deps struct {
@@ -55,7 +48,7 @@ type Deps struct {
 }
 
 // Builder builds a model once the store is open.
-type Builder func(Deps) (Model, error)
+type Builder func(Deps) (model.Model, error)
 
 // Service describes one binary.
 type Service struct {
@@ -82,10 +75,11 @@ type Config struct {
 	// (LEAK_EVERY, 0: off; README, The pitfalls: 9).
 	LeakEvery int
 	LogLevel  slog.Level
+	Tracing   telemetry.Tracing // OTEL_* (telemetry.ReadTracing)
 	API       api.Config
 }
 
-func loadConfig(env *Env, model string) Config {
+func loadConfig(env *Env, name string) Config {
 	c := Config{
 		HTTPAddr:        env.String("HTTP_ADDR", "127.0.0.1:8080"),
 		AdminAddr:       env.String("ADMIN_ADDR", "127.0.0.1:9090"),
@@ -99,7 +93,7 @@ func loadConfig(env *Env, model string) Config {
 		AuditDelay:      env.Duration("AUDIT_DELAY", 0, 0, time.Minute),
 		LeakEvery:       env.Int("LEAK_EVERY", 0, 0, 1_000_000),
 		API: api.Config{
-			Service:        "orderlab-" + model,
+			Service:        "orderlab-" + name,
 			RequestTimeout: env.Duration("REQUEST_TIMEOUT", 30*time.Second, time.Millisecond, 10*time.Minute),
 			DBDelay:        env.Duration("DB_DELAY", 0, 0, api.MaxDelay),
 			WorkDBDelay:    env.Duration("WORK_DB_DELAY", 20*time.Millisecond, 0, api.MaxDelay),
@@ -115,6 +109,10 @@ func loadConfig(env *Env, model string) Config {
 	}
 	if c.DBMinConns > c.DBMaxConns {
 		env.Fail("DB_MIN_CONNS=%d: want at most DB_MAX_CONNS (%d)", c.DBMinConns, c.DBMaxConns)
+	}
+	var err error
+	if c.Tracing, err = telemetry.ReadTracing(env.getenv, "orderlab-"+name); err != nil {
+		env.Fail("%v", err)
 	}
 	switch env.OneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error") {
 	case "debug":
@@ -153,7 +151,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		Help:        "Which concurrency model and API HTTP server this process runs (always 1).",
 		ConstLabels: prometheus.Labels{"model": svc.Model, "http_server": string(cfg.HTTPServer), "version": Version},
 	}, func() float64 { return 1 }))
-	tp, err := telemetry.NewTracerProvider(ctx, "orderlab-"+svc.Model, getenv)
+	tp, err := telemetry.NewTracerProvider(ctx, cfg.Tracing)
 	if err != nil {
 		return err
 	}
@@ -180,7 +178,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err != nil {
 		return err
 	}
-	model, err := build(Deps{Store: store, Config: cfg, Log: log, Registry: reg, Tracer: tp, Audit: auditor})
+	m, err := build(Deps{Store: store, Config: cfg, Log: log, Registry: reg, Tracer: tp, Audit: auditor})
 	if err != nil {
 		return fmt.Errorf("build %s model: %w", svc.Model, err)
 	}
@@ -189,11 +187,11 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		if !serving { // a failed start: stop the model's goroutines
 			cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 			defer cancel()
-			_ = model.Close(cctx)
+			_ = m.Close(cctx)
 		}
 	}()
 	var ready atomic.Bool
-	handler, err := api.NewServer(cfg.API, model, store, ready.Load, log, reg, tp)
+	handler, err := api.NewServer(cfg.API, m, store, ready.Load, log, reg, tp)
 	if err != nil {
 		return err
 	}
@@ -248,7 +246,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err := apiSrv.Shutdown(sctx); err != nil {
 		errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 	}
-	if err := model.Close(sctx); err != nil {
+	if err := m.Close(sctx); err != nil {
 		errs = append(errs, fmt.Errorf("model drain: %w", err))
 	}
 	if err := adminSrv.Shutdown(sctx); err != nil {

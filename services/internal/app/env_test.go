@@ -15,12 +15,15 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 		"HTTP_SERVER":       "fasthttp",
 		"HTTP_HANDLER_POOL": "64",
 		"LEAK_EVERY":        "-1",
+		// A protocol counts only with an endpoint to send to.
+		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+		"OTEL_EXPORTER_OTLP_PROTOCOL": "thrift",
 	}
 	env := NewEnv(func(k string) string { return vars[k] })
 	loadConfig(env, "unbounded")
 	err := env.Err()
 	if err == nil {
-		t.Fatal("no error for seven bad variables")
+		t.Fatal("no error for eight bad variables")
 	}
 	for _, want := range []string{
 		`DB_MAX_CONNS="lots": want an integer from 1 to 10000`,
@@ -30,6 +33,7 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 		`HTTP_SERVER="fasthttp": want one of net/http, nbio`,
 		`HTTP_HANDLER_POOL=64: only HTTP_SERVER=nbio has a handler pool`,
 		`LEAK_EVERY="-1": want an integer from 0 to 1000000`,
+		`OTEL_EXPORTER_OTLP_PROTOCOL="thrift": want http/protobuf or grpc`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
@@ -79,18 +83,29 @@ func TestEnvLogsNoSecretOfAKeywordValueDSN(t *testing.T) {
 	}
 }
 
+// Run checks every setting, the model's own and the tracer's, before it
+// logs "starting" or opens anything.
 func TestRunRefusesBadSettingsBeforeStarting(t *testing.T) {
-	var out strings.Builder
 	svc := Service{Model: "test", Configure: func(env *Env, cfg Config) Builder {
 		env.Int("LIMIT", 1, 1, 10)
 		return nil
 	}}
-	vars := map[string]string{"LIMIT": "11", "DATABASE_URL": "postgres://nowhere.invalid/x"}
-	err := Run(t.Context(), svc, func(k string) string { return vars[k] }, &out, &out)
-	if err == nil || !strings.Contains(err.Error(), `LIMIT="11": want an integer from 1 to 10`) {
-		t.Fatalf("Run = %v", err)
-	}
-	if out.Len() != 0 {
-		t.Errorf("Run logged before rejecting its settings: %s", out.String())
+	for _, tc := range []struct {
+		vars map[string]string
+		want string
+	}{
+		{map[string]string{"LIMIT": "11"}, `LIMIT="11": want an integer from 1 to 10`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"},
+			`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="http/json": want http/protobuf or grpc`},
+	} {
+		tc.vars["DATABASE_URL"] = "postgres://nowhere.invalid/x"
+		var out strings.Builder
+		err := Run(t.Context(), svc, func(k string) string { return tc.vars[k] }, &out, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("Run = %v, want %s", err, tc.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("Run logged before rejecting its settings: %s", out.String())
+		}
 	}
 }

@@ -65,8 +65,8 @@ type Limiter struct {
 	mode    string
 	wait    time.Duration
 	tracer  trace.Tracer
-	// drain counts permits given back, for Retry-After.
-	drain *overload.Drain
+	// released counts permits given back, for Retry-After.
+	released *overload.ReleaseRate
 
 	inUse   atomic.Int64
 	waiters atomic.Int64
@@ -78,10 +78,10 @@ type Limiter struct {
 // New returns a Limiter for cfg with its metrics registered on reg.
 func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limiter, error) {
 	l := &Limiter{
-		mode:   "fixed",
-		wait:   cfg.Wait,
-		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
-		drain:  overload.NewDrain(),
+		mode:     "fixed",
+		wait:     cfg.Wait,
+		tracer:   tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
+		released: overload.NewReleaseRate(),
 		waitSeconds: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_limiter_wait_seconds",
 			"Time waited for a permit, by outcome (acquired, rejected, canceled).",
 			[]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
@@ -127,12 +127,12 @@ func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limit
 // Limit is the current limit.
 func (l *Limiter) Limit() int { return l.permits.limit() }
 
-// Acquire takes a permit, waiting at most the Limiter's wait, and returns
-// it as a ticket whose Release gives it back. When none comes in time the
+// Acquire takes a permit, waiting at most the Limiter's wait; its Release
+// gives it back to where it came from. When none comes in time the
 // error is an *overload.RejectedError with a Retry-After derived from the
 // queue in front of the permits and the rate they are given back; when ctx
 // ends first it is ctx's error.
-func (l *Limiter) Acquire(ctx context.Context) (overload.Ticket, error) {
+func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
 	start := time.Now()
 	_, span := l.tracer.Start(ctx, "limiter.wait", trace.WithAttributes(
 		attribute.Int("limiter.limit", l.permits.limit()),
@@ -155,12 +155,12 @@ func (l *Limiter) Acquire(ctx context.Context) (overload.Ticket, error) {
 			l.rejections.WithLabelValues(reason).Inc()
 			span.SetStatus(codes.Error, "rejected: "+reason)
 			return nil, &overload.RejectedError{Resource: "semaphore", Waited: waited,
-				RetryAfter: l.drain.RetryAfter(int(l.waiters.Load()))}
+				RetryAfter: l.released.RetryAfter(int(l.waiters.Load()))}
 		}
 	}
 	l.observe(ctx, span, "acquired", time.Since(start))
 	l.inUse.Add(1)
-	return &permit{l: l, ctx: ctx, release: release}, nil
+	return &Permit{l: l, ctx: ctx, release: release}, nil
 }
 
 func (l *Limiter) observe(ctx context.Context, span trace.Span, outcome string, waited time.Duration) {
@@ -188,8 +188,9 @@ func (l *Limiter) waitForPermit(ctx context.Context) (func(done bool), string) {
 	return nil, ReasonWaitTimeout
 }
 
-// permit is an acquired permit as a ticket.
-type permit struct {
+// Permit is an acquired permit. Release gives it back to the permits it
+// came from (release), whatever the limit is by then.
+type Permit struct {
 	l       *Limiter
 	ctx     context.Context
 	release func(done bool)
@@ -199,11 +200,11 @@ type permit struct {
 // Release gives the permit back, once. Work whose request ran out of time
 // does not count as a completion: its latency would teach an adaptive
 // limit nothing about the database.
-func (p *permit) Release() {
+func (p *Permit) Release() {
 	if !p.once.CompareAndSwap(false, true) {
 		return
 	}
 	p.l.inUse.Add(-1)
-	p.l.drain.Done()
+	p.l.released.Released()
 	p.release(p.ctx.Err() == nil)
 }

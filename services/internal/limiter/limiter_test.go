@@ -150,7 +150,7 @@ func TestLimitMetric(t *testing.T) {
 func TestAdaptiveQueueIsBounded(t *testing.T) {
 	l, _ := newLimiter(t, Config{Adaptive: true, Min: 2, Max: 2, Wait: 10 * time.Second})
 	a := l.permits.(*adaptive)
-	var held []overload.Ticket
+	var held []*Permit
 	for range 2 {
 		tk, err := l.Acquire(context.Background())
 		if err != nil {

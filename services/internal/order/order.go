@@ -190,3 +190,15 @@ func NewRequest(in Input, idempotencyKey string) Request {
 	}
 	return r
 }
+
+// Result is the outcome of placing one Request.
+type Result struct {
+	Order Order
+	// Created is false when an earlier request with the same key and body
+	// already created the order: this one is its replay.
+	Created bool
+	// Err is the order's own failure where others stored with it did not
+	// fail: an Idempotency-Key reused with another body, or an order whose
+	// outcome is unknown while its keyed batch mates were sent again.
+	Err error
+}

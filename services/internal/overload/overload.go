@@ -1,7 +1,7 @@
-// Package overload owns how a concurrency model admits and sheds load: the
-// admission ticket a request holds, the errors a model returns when it says
-// no, and the Retry-After it derives from how fast its queue drains, so that
-// the HTTP layer answers them the same way in every service.
+// Package overload owns how a concurrency model sheds load: the errors a
+// model's Admit returns when it says no, and the Retry-After it derives from
+// how fast what it holds is released (ReleaseRate), so that the HTTP layer
+// answers them the same way in every service.
 package overload
 
 import (
@@ -18,22 +18,12 @@ type RejectedError struct {
 	Resource string
 	// Waited is how long the request waited before it was refused.
 	Waited time.Duration
-	// RetryAfter is the hint given to the client (see Drain.RetryAfter).
+	// RetryAfter is the hint given to the client (see ReleaseRate.RetryAfter).
 	RetryAfter time.Duration
 }
 
 func (e *RejectedError) Error() string {
 	return fmt.Sprintf("%s full: rejected after waiting %s", e.Resource, e.Waited.Round(time.Microsecond))
-}
-
-// PoolTimeoutError says a request's deadline passed while it waited for a
-// database connection: the pool is exhausted. It becomes a 503.
-type PoolTimeoutError struct {
-	Waited time.Duration
-}
-
-func (e *PoolTimeoutError) Error() string {
-	return fmt.Sprintf("database pool exhausted: no connection within %s", e.Waited.Round(time.Millisecond))
 }
 
 // ErrShuttingDown is returned for work submitted after shutdown began. It

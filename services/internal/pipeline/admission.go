@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
@@ -18,17 +20,17 @@ var ErrClosed = fmt.Errorf("pipeline closed: %w", overload.ErrShuttingDown)
 
 // Rejection reasons, the reason label of orderlab_pipeline_rejections_total.
 const (
-	// ReasonQueueFull: no intake slot was free (within ENQUEUE_WAIT).
-	ReasonQueueFull = "queue_full"
+	// ReasonIntakeFull: no intake slot was free (within ENQUEUE_WAIT).
+	ReasonIntakeFull = "intake_full"
 	// ReasonAuditFull: no audit slot was free for an order.
 	ReasonAuditFull = "audit_full"
 )
 
 // ticket is a request's admission to the pipeline: an intake slot, and for
-// an order an audit slot when the audit stage runs. It lives on the
-// handler's goroutine: Admit makes it, PlaceOrder or HoldConnection hand its
-// slots to the job they enqueue, and Release gives back whatever was not
-// handed on.
+// an order an audit slot when the audit stage runs; a read holds neither.
+// It lives on the handler's goroutine: Admit makes it, PlaceOrder or
+// HoldConnection hand its slots to the job they enqueue (request.go), and
+// Release gives back whatever was not handed on.
 type ticket struct {
 	p     *Pipeline
 	slot  bool // holds an intake slot not yet handed to an enqueued job
@@ -46,11 +48,25 @@ func (t *ticket) Release() {
 	}
 }
 
-// Admit reserves what w needs before the request's body is read: an intake
-// slot, waiting at most ENQUEUE_WAIT for one, and for an order an audit slot
-// when the audit stage runs. Either one full is an *overload.RejectedError
-// whose Retry-After is the time the slots ahead take to drain.
-func (p *Pipeline) Admit(ctx context.Context, w overload.Work) (_ overload.Ticket, err error) {
+// Admit reserves what op needs before the request's body is read: an
+// intake slot, waiting at most ENQUEUE_WAIT for one, and for an order an
+// audit slot when the audit stage runs. Either one full is an
+// *overload.RejectedError whose Retry-After is the time the slots ahead
+// take to free up. A read by id is let in: it goes straight to the store,
+// being short and not what the experiments load.
+func (p *Pipeline) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
+	if op == model.GetOrder {
+		return &ticket{p: p}, nil
+	}
+	t, err := p.admit(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// admit reserves the slots of op.
+func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error) {
 	start := time.Now()
 	_, span := p.tracer.Start(ctx, "pipeline.enqueue", trace.WithAttributes(
 		attribute.Int("pipeline.queue.length", len(p.intake)),
@@ -62,11 +78,11 @@ func (p *Pipeline) Admit(ctx context.Context, w overload.Work) (_ overload.Ticke
 		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), time.Since(start).Seconds())
 		span.SetAttributes(attribute.String("pipeline.outcome", outcome))
 	}()
-	reject := func(reason, resource string, d *overload.Drain, ahead int) error {
+	reject := func(reason, resource string, r *overload.ReleaseRate, ahead int) error {
 		outcome = "rejected"
 		p.m.rejections.WithLabelValues(reason).Inc()
 		span.SetStatus(codes.Error, resource+" full")
-		return &overload.RejectedError{Resource: resource, Waited: time.Since(start), RetryAfter: d.RetryAfter(ahead)}
+		return &overload.RejectedError{Resource: resource, Waited: time.Since(start), RetryAfter: r.RetryAfter(ahead)}
 	}
 	if p.isClosed() {
 		outcome = "closed"
@@ -79,12 +95,12 @@ func (p *Pipeline) Admit(ctx context.Context, w overload.Work) (_ overload.Ticke
 			t.Release()
 		}
 	}()
-	if w == overload.PlaceOrder && p.cfg.Audit.Enabled() {
+	if op == model.PlaceOrder && p.cfg.Audit.Enabled() {
 		select {
 		case p.auditSlots <- struct{}{}:
 			t.audit = true
 		default:
-			return nil, reject(ReasonAuditFull, "audit queue", p.auditDrain, len(p.auditSlots))
+			return nil, reject(ReasonAuditFull, "audit queue", p.auditReleased, len(p.auditSlots))
 		}
 	}
 	select {
@@ -106,7 +122,7 @@ func (p *Pipeline) Admit(ctx context.Context, w overload.Work) (_ overload.Ticke
 		case <-timer.C:
 		}
 	}
-	return nil, reject(ReasonQueueFull, "queue", p.intakeDrain, len(p.slots))
+	return nil, reject(ReasonIntakeFull, "queue", p.intakeReleased, len(p.slots))
 }
 
 func (p *Pipeline) isClosed() bool {
@@ -115,12 +131,15 @@ func (p *Pipeline) isClosed() bool {
 	return p.closed
 }
 
+// errNoSlot is a job enqueued with a ticket that holds no intake slot: one
+// admitted for a read, or used already. A bug of the caller's.
+var errNoSlot = errors.New("pipeline: the request's admission holds no intake slot (admitted for a read, or used already)")
+
 // enqueue hands j the ticket's slots and puts it on the intake queue. The
 // send never blocks: the ticket's slot is room in intake.
-func (p *Pipeline) enqueue(t overload.Ticket, j *job) error {
-	tk, ok := t.(*ticket)
-	if !ok || tk.p != p || !tk.slot {
-		panic("pipeline: a job needs a ticket from this pipeline's Admit, used once")
+func (p *Pipeline) enqueue(tk *ticket, j *job) error {
+	if !tk.slot {
+		return errNoSlot
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/orderlab/orderlab/services/internal/audit"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
@@ -34,7 +35,7 @@ func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
 	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 4, PriceWorkers: 1,
 		Audit: rec, AuditWorkers: 1, AuditQueue: 1}, blockingStore{release: make(chan struct{})})
 
-	tk, err := p.Admit(context.Background(), overload.PlaceOrder)
+	tk, err := p.admit(context.Background(), model.PlaceOrder)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
 		t.Fatalf("after Release: %d intake and %d audit slots reserved, want none", len(p.slots), len(p.auditSlots))
 	}
 	// A connection hold needs no audit slot.
-	tk, err = p.Admit(context.Background(), overload.HoldConnection)
+	tk, err = p.admit(context.Background(), model.HoldConnection)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,19 +69,19 @@ func TestRejectionsByReason(t *testing.T) {
 		Audit: rec, AuditWorkers: 1, AuditQueue: 1}, blockingStore{release: make(chan struct{})})
 	ctx := context.Background()
 
-	held, err := p.Admit(ctx, overload.HoldConnection) // the one intake slot
+	held, err := p.admit(ctx, model.HoldConnection) // the one intake slot
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rej *overload.RejectedError
-	if _, err := p.Admit(ctx, overload.HoldConnection); !errors.As(err, &rej) || rej.Resource != "queue" {
+	if _, err := p.admit(ctx, model.HoldConnection); !errors.As(err, &rej) || rej.Resource != "queue" {
 		t.Fatalf("Admit on a full intake = %v, want a queue rejection", err)
 	}
 	if rej.RetryAfter < overload.MinRetryAfter || rej.RetryAfter > overload.MaxRetryAfter {
 		t.Errorf("RetryAfter = %s, want %s..%s", rej.RetryAfter, overload.MinRetryAfter, overload.MaxRetryAfter)
 	}
 	// An order rejected for its intake slot gives its audit slot back.
-	if _, err := p.Admit(ctx, overload.PlaceOrder); !errors.As(err, &rej) {
+	if _, err := p.admit(ctx, model.PlaceOrder); !errors.As(err, &rej) {
 		t.Fatalf("Admit of an order on a full intake = %v, want a rejection", err)
 	}
 	if len(p.auditSlots) != 0 {
@@ -90,18 +91,18 @@ func TestRejectionsByReason(t *testing.T) {
 
 	// Two orders take the audit stage's two slots; the third is refused for that.
 	for range 2 {
-		tk, err := p.Admit(ctx, overload.PlaceOrder)
+		tk, err := p.admit(ctx, model.PlaceOrder)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer tk.Release()
-		tk.(*ticket).slot = false // keep the audit slot, give the intake slot back
+		tk.slot = false // keep the audit slot, give the intake slot back
 		<-p.slots
 	}
-	if _, err := p.Admit(ctx, overload.PlaceOrder); !errors.As(err, &rej) || rej.Resource != "audit queue" {
+	if _, err := p.admit(ctx, model.PlaceOrder); !errors.As(err, &rej) || rej.Resource != "audit queue" {
 		t.Fatalf("Admit with the audit stage full = %v, want an audit queue rejection", err)
 	}
-	for reason, want := range map[string]float64{ReasonQueueFull: 2, ReasonAuditFull: 1} {
+	for reason, want := range map[string]float64{ReasonIntakeFull: 2, ReasonAuditFull: 1} {
 		if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(reason)); got != want {
 			t.Errorf("rejections{reason=%q} = %v, want %v", reason, got, want)
 		}
@@ -111,13 +112,29 @@ func TestRejectionsByReason(t *testing.T) {
 	}
 }
 
-// A ticket is good for one job of the pipeline that issued it.
-func TestEnqueueWantsThisPipelinesTicket(t *testing.T) {
-	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1}, blockingStore{release: make(chan struct{})})
-	defer func() {
-		if recover() == nil {
-			t.Error("enqueue with a foreign ticket did not panic")
-		}
-	}()
-	_ = p.enqueue(overload.Free, &job{})
+// A ticket is good for one job; a read's holds no slot to enqueue with.
+func TestEnqueueWantsATicketWithASlot(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1}, blockingStore{release: release})
+	ctx := context.Background()
+	tk, err := p.admit(ctx, model.HoldConnection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tk.Release()
+	if err := p.enqueue(tk, &job{ctx: ctx, op: model.HoldConnection, done: make(chan result, 1)}); err != nil {
+		t.Fatalf("enqueue with a fresh ticket = %v", err)
+	}
+	if err := p.enqueue(tk, &job{ctx: ctx, op: model.HoldConnection, done: make(chan result, 1)}); !errors.Is(err, errNoSlot) {
+		t.Errorf("enqueue with a used ticket = %v, want errNoSlot", err)
+	}
+	read, err := p.Admit(ctx, model.GetOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer read.Release()
+	if err := read.HoldConnection(ctx, 0, 1); !errors.Is(err, errNoSlot) {
+		t.Errorf("a hold with a read's admission = %v, want errNoSlot", err)
+	}
 }

@@ -1,12 +1,12 @@
 package pipeline
 
-import "github.com/orderlab/orderlab/services/internal/postgres"
+import "github.com/orderlab/orderlab/services/internal/order"
 
 // toAudit hands a newly created order, with its job's reserved slot, to the
 // audit stage, after its handler has been answered. The channel has room
 // for every reserved slot, so this never blocks the worker. Anything else
 // (a replay, a failure) gives the slot back.
-func (p *Pipeline) toAudit(j *job, r postgres.Result) {
+func (p *Pipeline) toAudit(j *job, r order.Result) {
 	if !j.audit {
 		return
 	}
@@ -24,7 +24,7 @@ func (p *Pipeline) releaseAudit(j *job) {
 	if j.audit {
 		j.audit = false
 		<-p.auditSlots
-		p.auditDrain.Done()
+		p.auditReleased.Released()
 	}
 }
 
@@ -36,6 +36,6 @@ func (p *Pipeline) audit() {
 		p.cfg.Audit.Write(o)
 		p.auditBusy.Add(-1)
 		<-p.auditSlots
-		p.auditDrain.Done()
+		p.auditReleased.Released()
 	}
 }

@@ -20,7 +20,7 @@ func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 			[]float64{0.00001, 0.0001, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
 		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "orderlab_pipeline_rejections_total",
-			Help: "Requests answered 429 at admission, by reason (queue_full: no intake slot; audit_full: no audit slot for an order).",
+			Help: "Requests answered 429 at admission, by reason (intake_full: no intake slot; audit_full: no audit slot for an order).",
 		}, []string{"reason"}),
 		batchSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "orderlab_pipeline_batch_size",
@@ -44,7 +44,7 @@ func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 				Help: "Of the stage's goroutines, those working on an item now."}, func() float64 { return float64(busy()) }),
 		}
 	}
-	for _, r := range []string{ReasonQueueFull, ReasonAuditFull} {
+	for _, r := range []string{ReasonIntakeFull, ReasonAuditFull} {
 		m.rejections.WithLabelValues(r) // every reason is exported from the start
 	}
 	cs := []prometheus.Collector{m.enqueueWait, m.rejections, m.batchSize, m.commitSeconds}

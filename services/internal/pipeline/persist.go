@@ -10,16 +10,17 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/services/internal/dberr"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
-	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
-// work is one persist worker: it takes a job, fills a batch with whatever
-// else is queued (waiting at most BatchWait), and commits it.
-func (p *Pipeline) work() {
+// persistWorker is one persist worker: it takes a job, fills a batch with
+// whatever else is queued (waiting at most BatchWait), and commits it.
+func (p *Pipeline) persistWorker() {
 	for first := range p.persist {
-		if first.kind == holdConnection {
+		if first.op == model.HoldConnection {
 			p.hold(first)
 			continue
 		}
@@ -53,7 +54,7 @@ func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
 		if !ok {
 			return batch, nil
 		}
-		if j.kind == holdConnection {
+		if j.op == model.HoldConnection {
 			return batch, j
 		}
 		batch = append(batch, j)
@@ -129,12 +130,13 @@ func (p *Pipeline) commit(batch []*job) {
 	}
 	span.RecordError(err)
 	span.SetStatus(codes.Error, "batch failed")
-	if len(live) == 1 || !postgres.Refused(err) {
-		// Alone, the order's own error is the answer. A batch that failed
-		// for another reason than its data (the database, the connection,
-		// the deadline) was already retried by the store where that was
-		// safe (README, When the database fails): sending it order by
-		// order would fail the same way, or store orders twice.
+	if class, _ := dberr.ClassOf(err); len(live) == 1 || (class != dberr.Conflict && class != dberr.Refused) {
+		// Alone, the order's own error is the answer. A batch that the
+		// server did not refuse failed for another reason than what it
+		// holds (the database, the connection, the deadline) and was
+		// already retried by the store where that was safe (README, When
+		// the database fails): sending it order by order would fail the
+		// same way, or store orders twice.
 		for _, j := range live {
 			j.done <- result{err: err}
 			p.releaseAudit(j)

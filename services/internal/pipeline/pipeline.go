@@ -1,15 +1,17 @@
 // Package pipeline owns the staged path from the HTTP edge to Postgres used
-// by the pipeline service: admission to an intake queue, a pricing stage, a
-// persist queue and a fixed set of workers that commit orders in batches,
-// and an optional audit stage.
+// by the pipeline service, its concurrency model (a model.Model):
+// admission to an intake queue, a pricing stage, a persist queue and a
+// fixed set of workers that commit orders in batches, and an optional audit
+// stage. Reads by id are not staged: they go straight to the store.
 //
 //	Admit (slot in intake) --> handler decodes --> intake (QUEUE_CAPACITY) --> price --> persist --> WORKERS x [batch <= BATCH_MAX, wait <= BATCH_WAIT] --> Postgres
 //	                                                                                                   --> audit (AUDIT_QUEUE) --> AUDIT_WORKERS x audit write (with AUDIT_DELAY)
 //
 // The files follow the stages: admission.go (Admit, tickets, rejections,
-// Retry-After), request.go (PlaceOrder and HoldConnection: what a handler
-// does with its ticket), price.go, persist.go (batching and commits),
-// audit.go, and this file (configuration, start and Close).
+// Retry-After), request.go (what an admitted request does: PlaceOrder and
+// HoldConnection enqueue a job with the ticket's slots and wait for its
+// outcome), price.go, persist.go (batching and commits), audit.go, and this
+// file (configuration, start and Close).
 //
 // A request reserves its intake slot before its body is read, so a
 // rejection costs no decoding; with an audit stage an order also reserves
@@ -34,19 +36,25 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/audit"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
-// Store is what the workers need from Postgres.
+// Store is what the pipeline needs from Postgres: the workers' writes and
+// holds, and the reads that go straight to it.
 type Store interface {
-	CreateOrders(ctx context.Context, rs []order.Request, delay, downstream time.Duration) ([]postgres.Result, error)
-	CreateOrder(ctx context.Context, r order.Request, delay, downstream time.Duration) (postgres.Result, error)
+	CreateOrders(ctx context.Context, rs []order.Request, delay, downstream time.Duration) ([]order.Result, error)
+	CreateOrder(ctx context.Context, r order.Request, delay, downstream time.Duration) (order.Result, error)
 	HoldConnection(ctx context.Context, d time.Duration, conns int) error
+	GetOrder(ctx context.Context, id int64) (order.Order, error)
 }
 
-var _ Store = (*postgres.Store)(nil)
+var (
+	_ Store       = (*postgres.Store)(nil)
+	_ model.Model = (*Pipeline)(nil)
+)
 
 // Config sizes the pipeline.
 type Config struct {
@@ -88,9 +96,9 @@ type Pipeline struct {
 	// auditSlots counts reserved audit slots: queued, in a worker, or held
 	// by an order on its way there.
 	auditSlots chan struct{}
-	// intakeDrain and auditDrain measure how fast the intake and the audit
-	// stage free slots, for Retry-After.
-	intakeDrain, auditDrain *overload.Drain
+	// intakeReleased and auditReleased measure how fast the intake and the
+	// audit stage free slots, for Retry-After.
+	intakeReleased, auditReleased *overload.ReleaseRate
 
 	priceBusy, persistBusy, auditBusy atomic.Int64
 	stopped                           chan struct{}
@@ -123,11 +131,11 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		// behaves like Tomcat's 200 threads and accept queue of 100.
 		persist: make(chan *job, cfg.BatchMax),
 		// Room for every reserved slot: handing an order to the stage never blocks.
-		audits:      make(chan order.Order, cfg.AuditQueue+cfg.AuditWorkers),
-		auditSlots:  make(chan struct{}, cfg.AuditQueue+cfg.AuditWorkers),
-		intakeDrain: overload.NewDrain(),
-		auditDrain:  overload.NewDrain(),
-		stopped:     make(chan struct{}),
+		audits:         make(chan order.Order, cfg.AuditQueue+cfg.AuditWorkers),
+		auditSlots:     make(chan struct{}, cfg.AuditQueue+cfg.AuditWorkers),
+		intakeReleased: overload.NewReleaseRate(),
+		auditReleased:  overload.NewReleaseRate(),
+		stopped:        make(chan struct{}),
 	}
 	m, err := newMetrics(reg, p)
 	if err != nil {
@@ -140,7 +148,7 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		price.Go(p.price)
 	}
 	for range cfg.Workers {
-		persist.Go(p.work)
+		persist.Go(p.persistWorker)
 	}
 	if cfg.Audit.Enabled() {
 		for range cfg.AuditWorkers {

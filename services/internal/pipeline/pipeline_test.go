@@ -18,6 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/services/internal/dberr"
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
@@ -33,15 +35,15 @@ type flakyStore struct {
 	failBatches atomic.Int64
 }
 
-func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d, downstream time.Duration) ([]postgres.Result, error) {
+func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d, downstream time.Duration) ([]order.Result, error) {
 	if len(rs) > 1 && s.failBatches.Add(-1) >= 0 {
 		return nil, s.failure
 	}
 	return s.Store.CreateOrders(ctx, rs, d, downstream)
 }
 
-// deadlock is how Postgres refuses a transaction it rolled back.
-var deadlock = &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
+// deadlock is how the store reports a transaction Postgres rolled back.
+var deadlock = &dberr.Error{Class: dberr.Refused, Err: &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}}
 
 func openStore(t *testing.T) *postgres.Store {
 	ctx := context.Background()
@@ -65,23 +67,23 @@ func newPipeline(t *testing.T, cfg Config, st Store) (*Pipeline, *prometheus.Reg
 }
 
 // place admits and places an order, as a handler does.
-func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay time.Duration) (postgres.Result, error) {
-	t, err := p.Admit(ctx, overload.PlaceOrder)
+func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay time.Duration) (order.Result, error) {
+	a, err := p.Admit(ctx, model.PlaceOrder)
 	if err != nil {
-		return postgres.Result{}, err
+		return order.Result{}, err
 	}
-	defer t.Release()
-	return p.PlaceOrder(ctx, t, in, key, delay, 0)
+	defer a.Release()
+	return a.PlaceOrder(ctx, in, key, delay, 0)
 }
 
 // hold admits and runs a connection hold, as a handler does.
 func hold(ctx context.Context, p *Pipeline, d time.Duration) error {
-	t, err := p.Admit(ctx, overload.HoldConnection)
+	a, err := p.Admit(ctx, model.HoldConnection)
 	if err != nil {
 		return err
 	}
-	defer t.Release()
-	return p.HoldConnection(ctx, t, d, 1)
+	defer a.Release()
+	return a.HoldConnection(ctx, d, 1)
 }
 
 func input(i int) order.Input {
@@ -169,8 +171,8 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	accepted.Add(n)
 	for i := range n {
 		wg.Go(func() {
-			j := &job{ctx: context.Background(), kind: placeOrder, input: input(i), delay: 5 * time.Millisecond, done: make(chan result, 1)}
-			tk, err := p.Admit(context.Background(), overload.PlaceOrder)
+			j := &job{ctx: context.Background(), op: model.PlaceOrder, input: input(i), delay: 5 * time.Millisecond, done: make(chan result, 1)}
+			tk, err := p.admit(context.Background(), model.PlaceOrder)
 			if err == nil {
 				err = p.enqueue(tk, j)
 			}
@@ -192,11 +194,11 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	if acked.Load() != n {
 		t.Errorf("%d of %d accepted orders committed after Close", acked.Load(), n)
 	}
-	if _, err := p.Admit(context.Background(), overload.PlaceOrder); !errors.Is(err, overload.ErrShuttingDown) {
+	if _, err := p.Admit(context.Background(), model.PlaceOrder); !errors.Is(err, overload.ErrShuttingDown) {
 		t.Errorf("Admit after Close = %v, want ErrShuttingDown", err)
 	}
 	// A shutdown is not a rejection: it is counted apart.
-	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonQueueFull)); got != 0 {
+	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonIntakeFull)); got != 0 {
 		t.Errorf("rejections after Close = %v, want 0", got)
 	}
 	if n := sampleCount(t, p.m.enqueueWait.WithLabelValues("closed")); n != 1 {
@@ -228,7 +230,7 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 	if waited := time.Since(start); waited < 30*time.Millisecond || rej.Waited < 30*time.Millisecond {
 		t.Errorf("rejected after %s (reported %s), want at least ENQUEUE_WAIT=30ms", waited, rej.Waited)
 	}
-	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonQueueFull)); got != 1 {
+	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonIntakeFull)); got != 1 {
 		t.Errorf("rejections = %v, want 1", got)
 	}
 	if n, err := testutil.GatherAndCount(reg, "orderlab_pipeline_queue_length"); err != nil || n != 2 {
@@ -239,11 +241,14 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 // blockingStore holds every connection until release closes.
 type blockingStore struct{ release chan struct{} }
 
-func (s blockingStore) CreateOrders(context.Context, []order.Request, time.Duration, time.Duration) ([]postgres.Result, error) {
+func (s blockingStore) CreateOrders(context.Context, []order.Request, time.Duration, time.Duration) ([]order.Result, error) {
 	return nil, errors.New("unused")
 }
-func (s blockingStore) CreateOrder(context.Context, order.Request, time.Duration, time.Duration) (postgres.Result, error) {
-	return postgres.Result{}, errors.New("unused")
+func (s blockingStore) CreateOrder(context.Context, order.Request, time.Duration, time.Duration) (order.Result, error) {
+	return order.Result{}, errors.New("unused")
+}
+func (s blockingStore) GetOrder(context.Context, int64) (order.Order, error) {
+	return order.Order{}, errors.New("unused")
 }
 func (s blockingStore) HoldConnection(ctx context.Context, _ time.Duration, _ int) error {
 	select {

@@ -1,6 +1,9 @@
 package pipeline
 
-import "github.com/orderlab/orderlab/services/internal/order"
+import (
+	"github.com/orderlab/orderlab/services/internal/model"
+	"github.com/orderlab/orderlab/services/internal/order"
+)
 
 // price is the first stage: it takes a job off intake, which frees its
 // intake slot, prices the order and fingerprints it for idempotency, then
@@ -9,9 +12,9 @@ import "github.com/orderlab/orderlab/services/internal/order"
 func (p *Pipeline) price() {
 	for j := range p.intake {
 		<-p.slots
-		p.intakeDrain.Done()
+		p.intakeReleased.Released()
 		p.priceBusy.Add(1)
-		if j.kind == placeOrder {
+		if j.op == model.PlaceOrder {
 			j.req = order.NewRequest(j.input, j.key)
 		}
 		p.priceBusy.Add(-1)

@@ -6,23 +6,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
-	"github.com/orderlab/orderlab/services/internal/overload"
-	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
-type jobKind int
-
-const (
-	placeOrder jobKind = iota
-	holdConnection
-)
-
-// job is one request travelling through the stages. Its ctx carries the
-// request's span and deadline.
+// job is one request travelling through the stages: an order to place or
+// connections to hold (op). Its ctx carries the request's span and deadline.
 type job struct {
 	ctx   context.Context
-	kind  jobKind
+	op    model.Op
 	input order.Input
 	key   string
 	req   order.Request // filled by the price stage
@@ -49,25 +41,26 @@ const (
 )
 
 type result struct {
-	res postgres.Result
+	res order.Result
 	err error
 }
 
-// PlaceOrder enqueues an order admitted with t (from Admit) and waits until
-// it is committed (or failed). A nil error means the order is in the table.
+// PlaceOrder enqueues the order with the ticket's slots and waits until it
+// is committed (or failed). A nil error means the order is in the table.
 // downstream is a downstream call to wait for inside the transaction: a
 // batch waits once, for the longest of its orders' (their calls run at once).
-func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.Input, key string, delay, downstream time.Duration) (postgres.Result, error) {
-	j := &job{ctx: ctx, kind: placeOrder, input: in, key: key, delay: delay, downstream: downstream, done: make(chan result, 1)}
+func (t *ticket) PlaceOrder(ctx context.Context, in order.Input, key string, delay, downstream time.Duration) (order.Result, error) {
+	p := t.p
+	j := &job{ctx: ctx, op: model.PlaceOrder, input: in, key: key, delay: delay, downstream: downstream, done: make(chan result, 1)}
 	if err := p.enqueue(t, j); err != nil {
-		return postgres.Result{}, err
+		return order.Result{}, err
 	}
 	var r result
 	select {
 	case r = <-j.done:
 	case <-ctx.Done():
 		if j.state.CompareAndSwap(queued, abandoned) {
-			return postgres.Result{}, ctx.Err() // no worker will write it
+			return order.Result{}, ctx.Err() // no worker will write it
 		}
 		// A worker is writing it: wait for the outcome, which the batch's
 		// CommitTimeout bounds.
@@ -76,7 +69,7 @@ func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.I
 		select {
 		case r = <-j.done:
 		case <-timer.C:
-			return postgres.Result{}, fmt.Errorf("order outcome unknown after %s: %w", p.cfg.CommitTimeout, ctx.Err())
+			return order.Result{}, fmt.Errorf("order outcome unknown after %s: %w", p.cfg.CommitTimeout, ctx.Err())
 		}
 	}
 	if r.err == nil {
@@ -85,13 +78,13 @@ func (p *Pipeline) PlaceOrder(ctx context.Context, t overload.Ticket, in order.I
 	return r.res, r.err
 }
 
-// HoldConnection runs a pg_sleep of d, admitted with t (from Admit), on one
+// HoldConnection runs a pg_sleep of d with the ticket's intake slot, on one
 // of the workers' connections, so that /work/db is bounded by the same
 // workers as the orders. With conns above 1 the worker holds that many
 // connections at once, taking each while holding the ones before.
-func (p *Pipeline) HoldConnection(ctx context.Context, t overload.Ticket, d time.Duration, conns int) error {
-	j := &job{ctx: ctx, kind: holdConnection, delay: d, conns: conns, done: make(chan result, 1)}
-	if err := p.enqueue(t, j); err != nil {
+func (t *ticket) HoldConnection(ctx context.Context, d time.Duration, conns int) error {
+	j := &job{ctx: ctx, op: model.HoldConnection, delay: d, conns: conns, done: make(chan result, 1)}
+	if err := t.p.enqueue(t, j); err != nil {
 		return err
 	}
 	select {
@@ -100,4 +93,9 @@ func (p *Pipeline) HoldConnection(ctx context.Context, t overload.Ticket, d time
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// GetOrder reads the order straight from the store: reads are not staged.
+func (t *ticket) GetOrder(ctx context.Context, id int64) (order.Order, error) {
+	return t.p.store.GetOrder(ctx, id)
 }

@@ -23,10 +23,10 @@ import (
 // before the COMMIT is sent; a COMMIT that fails on a broken connection has
 // an unknown outcome.
 func (s *Store) txAcrossDownstream(ctx context.Context, conn *pgxpool.Conn, b *pgx.Batch, ns []order.Request,
-	delay, downstream time.Duration) ([]Result, error) {
+	delay, downstream time.Duration) ([]order.Result, error) {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
-		return nil, s.faultErr(ctx, fmt.Errorf("begin: %w", err), running, conn.Conn().IsClosed())
+		return nil, s.classified(ctx, fmt.Errorf("begin: %w", err), running, conn.Conn().IsClosed())
 	}
 	rollback := func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
@@ -39,7 +39,7 @@ func (s *Store) txAcrossDownstream(ctx context.Context, conn *pgxpool.Conn, b *p
 	case <-t.C:
 	case <-ctx.Done():
 		rollback()
-		return nil, s.faultErr(ctx, fmt.Errorf("downstream call inside the transaction: %w", ctx.Err()), running, false)
+		return nil, s.classified(ctx, fmt.Errorf("downstream call inside the transaction: %w", ctx.Err()), running, false)
 	}
 	br := tx.SendBatch(ctx, b)
 	results, err := readBatch(br, ns, delay)
@@ -48,10 +48,10 @@ func (s *Store) txAcrossDownstream(ctx context.Context, conn *pgxpool.Conn, b *p
 	}
 	if err != nil {
 		rollback()
-		return nil, s.faultErr(ctx, err, running, conn.Conn().IsClosed())
+		return nil, s.classified(ctx, err, running, conn.Conn().IsClosed())
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, s.faultErr(ctx, fmt.Errorf("commit: %w", err), committing, conn.Conn().IsClosed())
+		return nil, s.classified(ctx, fmt.Errorf("commit: %w", err), committing, conn.Conn().IsClosed())
 	}
 	return results, nil
 }

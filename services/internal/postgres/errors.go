@@ -10,8 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/orderlab/orderlab/services/internal/fault"
-	"github.com/orderlab/orderlab/services/internal/overload"
+	"github.com/orderlab/orderlab/services/internal/dberr"
 )
 
 // phase is how far a transaction had gone when its error came.
@@ -29,9 +28,10 @@ const (
 )
 
 // classify is the one place that says what a pgx or pgconn error means:
-// its fault.Class (README, Errors). at is the phase the error came in;
+// its dberr.Class (README, Errors). at is the phase the error came in;
 // broken says whether pgx closed the connection over it (it does for every
-// network or protocol failure).
+// network or protocol failure). The pool's own failure, no connection free
+// before the deadline, is acquire's to say (dberr.PoolExhausted).
 //
 // How a broken connection is told apart from a broken commit:
 //   - pgconn.SafeToRetry: nothing was written to the connection.
@@ -46,45 +46,45 @@ const (
 //     told to exit at once, at any point, so nothing can be concluded.
 //   - Anything else that breaks a connection after sending (a reset, an
 //     EOF, a timeout) proves nothing: the commit may have happened.
-func classify(ctx context.Context, err error, at phase, broken bool) fault.Class {
+func classify(ctx context.Context, err error, at phase, broken bool) dberr.Class {
 	var pgErr *pgconn.PgError
 	var prep pgx.ErrPreprocessingBatch
 	switch {
 	case at == connecting:
-		return fault.Unavailable
+		return dberr.Unavailable
 	case ctx.Err() != nil:
-		return fault.Deadline
+		return dberr.Deadline
 	case pgconn.SafeToRetry(err), errors.As(err, &prep) && !errors.As(err, &pgErr):
-		return fault.ConnectionLost
+		return dberr.ConnectionLost
 	case errors.As(err, &pgErr):
 		return classifyServerError(pgErr, at, errors.As(err, &prep))
 	case !broken:
-		return fault.Other // the connection is fine: a bug on this side (a scan into the wrong type)
+		return dberr.Other // the connection is fine: a bug on this side (a scan into the wrong type)
 	}
-	return fault.OutcomeUnknown
+	return dberr.OutcomeUnknown
 }
 
 // classifyServerError classifies an error the server sent. prepared is true
 // when it came while the batch was being prepared, before anything ran.
-func classifyServerError(e *pgconn.PgError, at phase, prepared bool) fault.Class {
-	if !sessionEnded(e) {
+func classifyServerError(e *pgconn.PgError, at phase, prepared bool) dberr.Class {
+	if !sessionEnded(e) { // the server refused the transaction: nothing committed
 		if strings.HasPrefix(e.Code, "23") { // integrity_constraint_violation
-			return fault.Conflict
+			return dberr.Conflict
 		}
-		return fault.Other // the server refused the transaction: nothing committed
+		return dberr.Refused
 	}
 	switch {
 	case e.Code == "57P03", e.Code == "53300": // cannot_connect_now, too_many_connections
-		return fault.Unavailable
+		return dberr.Unavailable
 	case e.Code == "57P02": // crash_shutdown: the backend exits at once, wherever it is
 		if prepared {
-			return fault.ConnectionLost
+			return dberr.ConnectionLost
 		}
-		return fault.OutcomeUnknown
+		return dberr.OutcomeUnknown
 	case prepared || at == running:
-		return fault.ConnectionLost
+		return dberr.ConnectionLost
 	}
-	return fault.OutcomeUnknown
+	return dberr.OutcomeUnknown
 }
 
 // sessionEnded says whether the server ended the session with e: a FATAL or
@@ -93,39 +93,26 @@ func sessionEnded(e *pgconn.PgError) bool {
 	return e.Severity == "FATAL" || e.Severity == "PANIC" || strings.HasPrefix(e.Code, "08")
 }
 
-// faultErr wraps err with its class, and records it: the class's error
-// count, and for a broken connection the time, so that the pool pings the
-// connections idle since before it (Store.shouldPing), and a sweep of the
-// idle connections (Store.sweep).
-func (s *Store) faultErr(ctx context.Context, err error, at phase, broken bool) error {
+// classified wraps err, a pgx or pgconn error, with its class, and records
+// it: the class's error count, and for a broken connection the time, so
+// that the pool pings the connections idle since before it
+// (Store.shouldPing), and a sweep of the idle connections (Store.sweep).
+func (s *Store) classified(ctx context.Context, err error, at phase, broken bool) error {
 	if err == nil {
 		return nil
-	}
-	var starved *overload.PoolTimeoutError
-	if errors.As(err, &starved) {
-		return err // the pool's own class (pool-exhausted)
 	}
 	c := classify(ctx, err, at, broken)
 	s.m.errors.WithLabelValues(c.String()).Inc()
 	switch c {
-	case fault.Unavailable, fault.ConnectionLost, fault.OutcomeUnknown:
+	case dberr.Unavailable, dberr.ConnectionLost, dberr.OutcomeUnknown:
 		s.brokenAt.Store(nowNano())
 		s.sweep()
-	case fault.Deadline:
+	case dberr.Deadline:
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w: %w", cerr, err) // the request ran out of time
 		}
 	}
-	return &fault.Error{Class: c, Err: err}
+	return &dberr.Error{Class: c, Err: err}
 }
 
 func nowNano() int64 { return time.Now().UnixNano() }
-
-// Refused says whether the server refused a transaction that failed with
-// err because of what it was asked to do (a constraint, a deadlock): the
-// session lives on, nothing was committed, and sending the statements
-// separately would find the one to blame.
-func Refused(err error) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && !sessionEnded(pgErr)
-}

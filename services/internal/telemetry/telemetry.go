@@ -41,44 +41,67 @@ func NewRegistry() *prometheus.Registry {
 // Propagator is the W3C trace-context and baggage propagator every service uses.
 var Propagator = propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
 
-// NewTracerProvider builds the tracer provider from the standard OTEL_*
-// variables read through getenv. With neither OTEL_EXPORTER_OTLP_ENDPOINT nor
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, spans are still made (their trace
-// ids become exemplars) but nothing is exported. The protocol is
-// OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL: http/protobuf (default) or grpc.
-func NewTracerProvider(ctx context.Context, service string, getenv func(string) string) (*sdktrace.TracerProvider, error) {
-	name := getenv("OTEL_SERVICE_NAME")
-	if name == "" {
-		name = service
-	}
-	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
-		semconv.ServiceName(name), semconv.ServiceNamespace("orderlab")))
-	if err != nil {
-		return nil, fmt.Errorf("otel resource: %w", err)
-	}
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+// Tracing says where spans go, from the standard OTEL_* variables
+// (ReadTracing).
+type Tracing struct {
+	ServiceName string
+	// Endpoint is the OTLP traces URL; empty, spans are still made (their
+	// trace ids become exemplars) but nothing is exported.
+	Endpoint string
+	Protocol string // http/protobuf or grpc
+}
 
+// ReadTracing reads Tracing through getenv: OTEL_SERVICE_NAME (default
+// service), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT,
+// and OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL: http/protobuf (default) or
+// grpc. A bad protocol is an error here, so that it is reported with the
+// other settings before anything starts.
+func ReadTracing(getenv func(string) string, service string) (Tracing, error) {
+	t := Tracing{ServiceName: getenv("OTEL_SERVICE_NAME")}
+	if t.ServiceName == "" {
+		t.ServiceName = service
+	}
 	endpoint, generic := getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), false
 	if endpoint == "" {
 		endpoint, generic = getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), true
 	}
-	if endpoint != "" {
-		protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-		if protocol == "" {
-			protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	if endpoint == "" {
+		return t, nil
+	}
+	name := "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+	if t.Protocol = getenv(name); t.Protocol == "" {
+		name = "OTEL_EXPORTER_OTLP_PROTOCOL"
+		t.Protocol = getenv(name)
+	}
+	switch t.Protocol {
+	case "", "http/protobuf":
+		t.Protocol = "http/protobuf"
+		if generic {
+			// The spec: a signal path is appended to the generic endpoint.
+			endpoint = strings.TrimSuffix(endpoint, "/") + "/v1/traces"
 		}
+	case "grpc":
+	default:
+		return Tracing{}, fmt.Errorf("%s=%q: want http/protobuf or grpc", name, t.Protocol)
+	}
+	t.Endpoint = endpoint
+	return t, nil
+}
+
+// NewTracerProvider builds the tracer provider t describes.
+func NewTracerProvider(ctx context.Context, t Tracing) (*sdktrace.TracerProvider, error) {
+	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
+		semconv.ServiceName(t.ServiceName), semconv.ServiceNamespace("orderlab")))
+	if err != nil {
+		return nil, fmt.Errorf("otel resource: %w", err)
+	}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if t.Endpoint != "" {
 		var exp sdktrace.SpanExporter
-		switch protocol {
-		case "", "http/protobuf":
-			if generic {
-				// The spec: a signal path is appended to the generic endpoint.
-				endpoint = strings.TrimSuffix(endpoint, "/") + "/v1/traces"
-			}
-			exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(endpoint))
-		case "grpc":
-			exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(endpoint))
-		default:
-			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: want http/protobuf or grpc", protocol)
+		if t.Protocol == "grpc" {
+			exp, err = otlptracegrpc.New(ctx, otlptracegrpc.WithEndpointURL(t.Endpoint))
+		} else {
+			exp, err = otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(t.Endpoint))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("otlp exporter: %w", err)

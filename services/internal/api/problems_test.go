@@ -13,37 +13,40 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/orderlab/orderlab/services/internal/fault"
+	"github.com/orderlab/orderlab/services/internal/dberr"
 )
 
 // Each class of database error has one status and problem type (README,
 // Errors); only what is left over is a 500. The real handlers meet these
 // through the fault suites (apptest.FaultSuite); a conflict cannot get past
-// validation to the database, so the mapping is checked here as well.
+// validation to the database, nor can a refused transaction be provoked
+// there, so the mapping is checked here as well.
 func TestDatabaseErrorsAnswers(t *testing.T) {
 	for _, tc := range []struct {
-		class      fault.Class
+		class      dberr.Class
 		key        string
 		status     int
 		typ        string
 		retryAfter string
 		detail     string
 	}{
-		{fault.Unavailable, "", 503, "database-unavailable", "1", "had no effect"},
-		{fault.ConnectionLost, "k", 503, "database-unavailable", "1", "had no effect"},
-		{fault.OutcomeUnknown, "k", 503, "outcome-unknown", "1", "same Idempotency-Key"},
-		{fault.OutcomeUnknown, "", 503, "outcome-unknown", "1", "may store it twice"},
-		{fault.Deadline, "k", 503, "timeout", "", "may or may not be stored"},
-		{fault.Conflict, "", 409, "conflict", "", "nothing was stored"},
-		{fault.Other, "", 500, "", "", "internal error"},
+		{dberr.Unavailable, "", 503, "database-unavailable", "1", "had no effect"},
+		{dberr.PoolExhausted, "", 503, "pool-exhausted", "", "no connection within 0s"},
+		{dberr.ConnectionLost, "k", 503, "database-unavailable", "1", "had no effect"},
+		{dberr.OutcomeUnknown, "k", 503, "outcome-unknown", "1", "same Idempotency-Key"},
+		{dberr.OutcomeUnknown, "", 503, "outcome-unknown", "1", "may store it twice"},
+		{dberr.Deadline, "k", 503, "timeout", "", "may or may not be stored"},
+		{dberr.Conflict, "", 409, "conflict", "", "nothing was stored"},
+		{dberr.Refused, "", 500, "", "", "internal error"},
+		{dberr.Other, "", 500, "", "", "internal error"},
 	} {
 		r := gin.New()
 		r.POST("/orders", func(c *gin.Context) {
-			err := &fault.Error{Class: tc.class, Err: errors.New("boom")}
-			if tc.class == fault.Deadline {
+			err := &dberr.Error{Class: tc.class, Err: errors.New("boom")}
+			if tc.class == dberr.Deadline {
 				err.Err = context.DeadlineExceeded
 			}
-			backendProblem(c, slog.New(slog.NewTextHandler(io.Discard, nil)), err)
+			writeError(c, slog.New(slog.NewTextHandler(io.Discard, nil)), err)
 		})
 		req := httptest.NewRequest(http.MethodPost, "/orders", nil)
 		if tc.key != "" {

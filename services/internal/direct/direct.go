@@ -1,0 +1,99 @@
+// Package direct is the concurrency model in which a request's own
+// goroutine calls the store: the Go counterpart of a thread per request.
+// The unbounded service admits every request, so that the only limit is the
+// pool, where a request waits for a connection until its deadline. The
+// semaphore service admits a request only with a permit of its limiter
+// (services/internal/limiter), taken before the body is read and given back
+// once the request is answered: with a limit at or below DB_MAX_CONNS (or
+// LIMIT=adaptive) no request waits long in the pool, and one turned away
+// costs no decoding. Either way, with AUDIT_DELAY each order created also
+// starts a goroutine for its audit write, and nothing bounds how many (no
+// backpressure: README, The pitfalls: 2); a permit bounds database access
+// only.
+package direct
+
+import (
+	"context"
+	"time"
+
+	"github.com/orderlab/orderlab/services/internal/audit"
+	"github.com/orderlab/orderlab/services/internal/limiter"
+	"github.com/orderlab/orderlab/services/internal/model"
+	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/postgres"
+)
+
+// Model sends every admitted request straight to the store.
+type Model struct {
+	store *postgres.Store
+	// limiter admits the requests; nil admits every one.
+	limiter *limiter.Limiter
+	audit   *audit.Recorder
+	// free is the admission of every request when nothing limits them: it
+	// reserves nothing, so one serves them all.
+	free admitted
+}
+
+var _ model.Model = (*Model)(nil)
+
+// Unlimited is the unbounded service's model: nothing stands between a
+// request and the pool.
+func Unlimited(store *postgres.Store, audit *audit.Recorder) *Model {
+	m := &Model{store: store, audit: audit}
+	m.free.m = m
+	return m
+}
+
+// Limited is the semaphore service's model: a request is admitted with a
+// permit of lim, for every kind of database work, waiting at most
+// LIMIT_WAIT for one (limiter.Limiter.Acquire).
+func Limited(store *postgres.Store, lim *limiter.Limiter, audit *audit.Recorder) *Model {
+	m := Unlimited(store, audit)
+	m.limiter = lim
+	return m
+}
+
+// Admit lets the request in: at once without a limiter, with a permit
+// otherwise.
+func (m *Model) Admit(ctx context.Context, _ model.Op) (model.Admitted, error) {
+	if m.limiter == nil {
+		return &m.free, nil
+	}
+	p, err := m.limiter.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &admitted{m: m, permit: p}, nil
+}
+
+// Close waits for the audit goroutines; in-flight requests are the HTTP
+// server's, and so are the permits they hold.
+func (m *Model) Close(ctx context.Context) error { return m.audit.Wait(ctx) }
+
+// admitted is a request let in, with its permit when a limiter gave one.
+type admitted struct {
+	m      *Model
+	permit *limiter.Permit
+}
+
+func (a *admitted) PlaceOrder(ctx context.Context, in order.Input, key string, delay, downstream time.Duration) (order.Result, error) {
+	r, err := a.m.store.CreateOrder(ctx, order.NewRequest(in, key), delay, downstream)
+	if err == nil && r.Created && a.m.audit.Enabled() {
+		a.m.audit.Go(r.Order)
+	}
+	return r, err
+}
+
+func (a *admitted) GetOrder(ctx context.Context, id int64) (order.Order, error) {
+	return a.m.store.GetOrder(ctx, id)
+}
+
+func (a *admitted) HoldConnection(ctx context.Context, d time.Duration, conns int) error {
+	return a.m.store.HoldConnection(ctx, d, conns)
+}
+
+func (a *admitted) Release() {
+	if a.permit != nil {
+		a.permit.Release()
+	}
+}
