@@ -263,6 +263,18 @@ FAULTS_ARGS ?=
 faults: build ## the database fails under load (killed backends, restart, 3 s outage, blackhole, latency): the reliability tables of docs/reference/database-failures.md, about 3 minutes
 	$(BIN)/loadtest faults -bin $(BIN) $(FAULTS_ARGS)
 
+# The docs' picture (README and docs/results.md, The report): one quick
+# pool-starvation run (-quick: pools capped at 5, seconds of load; its figures
+# mean nothing), then its pool-wait chart as a PNG, by the headless
+# Chromium of the report test (internal/docshot). The run's JSON stays in
+# PICTURES_OUT; say in the caption which run it was.
+PICTURES_OUT ?= $(CURDIR)/.cache/pictures
+.PHONY: pictures
+pictures: build chromium ## the docs' picture: a quick pool-starvation run, its pool-wait chart as docs/img/report-pool-starvation.png
+	rm -rf $(PICTURES_OUT)
+	$(BIN)/loadtest scenario -quick -out $(PICTURES_OUT) -bin $(BIN) $(if $(DATABASE_URL),-db '$(DATABASE_URL)') pool-starvation
+	$(GO) run ./internal/docshot -html "$$(ls $(PICTURES_OUT)/pool-starvation/*.html | tail -1)" -title 'Pool acquire wait p99' -out docs/img/report-pool-starvation.png
+
 BENCH_TASKS_ARGS ?=
 .PHONY: bench
 bench: ## scenario 4 and 10 benchmarks: 100,000 jobs of 50 ms, goroutines vs pools; CPU-bound parity
