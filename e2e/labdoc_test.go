@@ -53,3 +53,31 @@ func TestLabDocStatesTheE2EKnobs(t *testing.T) {
 		t.Errorf("docs/lab.md, Compare the fixes: the clients per service (%d in the run) are not stated", labLoad.clients)
 	}
 }
+
+// TestDocsStateTheComposeMinimum: compose.yaml's inline configs.content
+// needs Compose 2.23.1 and depends_on.required 2.20; the pages that say how
+// to start the lab name the later of the two.
+func TestDocsStateTheComposeMinimum(t *testing.T) {
+	compose, err := os.ReadFile(filepath.Join(root, "compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ""
+	switch {
+	case regexp.MustCompile(`(?m)^\s+content: `).Match(compose):
+		want = "Compose 2.23.1 or later"
+	case regexp.MustCompile(`(?m)^\s+required: `).Match(compose):
+		want = "Compose 2.20 or later"
+	default:
+		t.Fatal("compose.yaml uses neither configs.content nor depends_on.required: say what it needs, and update this test")
+	}
+	for _, page := range []string{"README.md", "docs/lab.md"} {
+		data, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(strings.ReplaceAll(string(data), "**", ""), want) {
+			t.Errorf("%s does not say %q, which compose.yaml needs", page, want)
+		}
+	}
+}
