@@ -67,7 +67,7 @@ chromium:
 	  else echo "make test needs Chromium: 'sudo apt-get install -y chromium chromium-driver', or set CHROMIUM to a Chrome/Chromium binary"; exit 1; fi; }
 
 # The database pitfalls' tests and the too-many-clients scenario run Debian's
-# PgBouncer in front of a throwaway cluster (README, The pitfalls: 12). As
+# PgBouncer in front of a throwaway cluster (docs/scenarios/too-many-clients.md). As
 # root, install it; otherwise say how.
 .PHONY: pgbouncer
 pgbouncer: ## install PgBouncer (Debian's pgbouncer package) when it is missing
@@ -109,7 +109,7 @@ fuzz: pgcheck ## each fuzz target for FUZZTIME (default 30s): make fuzz FUZZTIME
 	  $(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) -parallel 1 "$${t%%:*}"; \
 	done
 
-# Every target the README promises to build on (README, macOS and Windows):
+# Every target the docs promise to build on (docs/development.md, macOS and Windows):
 # go build for each. Build only: the tests run on Linux. `make cross-vet`
 # also vets the test files once per OS (slower: it compiles every test
 # dependency again for each).
@@ -243,7 +243,7 @@ e2e-jaeger: $(BIN)/jaeger ## make e2e, plus a real Jaeger with the compose confi
 ## ---- scenarios ----
 # make scenario NAME=pool-starvation [QUICK=1] [COUNT=3]; make scenarios [QUICK=1] [COUNT=3].
 # COUNT runs each scenario that many times over: its tables quote the median and the range.
-# Results: results/<scenario>/<timestamp>.{json,md,html} (see README.md, Results).
+# Results: results/<scenario>/<timestamp>.{json,md,html} (docs/reference/scenario-format.md).
 SCENARIO_ARGS ?=
 COUNT ?= 1
 SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -count $(COUNT) -out results -bin $(BIN) $(if $(DATABASE_URL),-db '$(DATABASE_URL)') $(SCENARIO_ARGS)
@@ -254,14 +254,26 @@ scenario: build $(if $(filter too-many-clients all,$(NAME)),pgbouncer) ## one sc
 	$(BIN)/loadtest scenario $(SCENARIO_FLAGS) $(NAME)
 
 .PHONY: scenarios
-scenarios: build pgbouncer ## all nineteen scenarios (the first ten: about 17 minutes on 2 cores; QUICK=1: a few minutes)
-	timeout 30m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
+scenarios: build pgbouncer ## all nineteen scenarios (their load alone: 27 minutes at full size, start-ups on top; QUICK=1: a few minutes)
+	timeout 60m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
 
-# make faults [FAULTS_ARGS='-faults restart -services pipeline']: see README, When the database fails.
+# make faults [FAULTS_ARGS='-faults restart -services pipeline']: docs/reference/database-failures.md.
 FAULTS_ARGS ?=
 .PHONY: faults
-faults: build ## the database fails under load (killed backends, restart, 3 s outage, blackhole, latency): the README's reliability tables, about 3 minutes
+faults: build ## the database fails under load (killed backends, restart, 3 s outage, blackhole, latency): the reliability tables of docs/reference/database-failures.md, about 3 minutes
 	$(BIN)/loadtest faults -bin $(BIN) $(FAULTS_ARGS)
+
+# The docs' picture (README and docs/results.md, The report): one quick
+# pool-starvation run (-quick: pools capped at 5, seconds of load; its figures
+# mean nothing), then its pool-wait chart as a PNG, by the headless
+# Chromium of the report test (internal/docshot). The run's JSON stays in
+# PICTURES_OUT; say in the caption which run it was.
+PICTURES_OUT ?= $(CURDIR)/.cache/pictures
+.PHONY: pictures
+pictures: build chromium ## the docs' picture: a quick pool-starvation run, its pool-wait chart as docs/img/report-pool-starvation.png
+	rm -rf $(PICTURES_OUT)
+	$(BIN)/loadtest scenario -quick -out $(PICTURES_OUT) -bin $(BIN) $(if $(DATABASE_URL),-db '$(DATABASE_URL)') pool-starvation
+	$(GO) run ./internal/docshot -html "$$(ls $(PICTURES_OUT)/pool-starvation/*.html | tail -1)" -title 'Pool acquire wait p99' -out docs/img/report-pool-starvation.png
 
 BENCH_TASKS_ARGS ?=
 .PHONY: bench

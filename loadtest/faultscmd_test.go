@@ -34,7 +34,7 @@ func TestFaultsCommandParses(t *testing.T) {
 }
 
 // The report is one table per fault, a row per service, with the columns
-// the README's reliability tables have.
+// the reliability tables of docs/reference/database-failures.md have.
 func TestFaultsReport(t *testing.T) {
 	rs := []faults.Result{
 		{Fault: "restart", Service: "unbounded", Sent: 800, Answers: map[string]int{"201": 700, "503 database-unavailable": 100},

@@ -41,7 +41,7 @@ func (a Answer) Success() bool { return a.Status == http.StatusCreated || a.Stat
 
 // NotStored says whether the answer claims that nothing was stored: a
 // rejection (429), a conflict (409), or a 503 that says so
-// (database-unavailable, pool-exhausted). The README's Errors section
+// (database-unavailable, pool-exhausted). The docs/reference/api.md's Errors section
 // defines them.
 func (a Answer) NotStored() bool {
 	switch a.Status {

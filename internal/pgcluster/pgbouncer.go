@@ -36,7 +36,7 @@ type Bouncer struct {
 // runs only in session mode: in transaction mode a server connection passes
 // from client to client with whatever session state one left on it (SET,
 // session advisory locks, LISTEN, temporary tables), so a client must
-// leave none (README, The pitfalls: 12).
+// leave none (docs/scenarios: too-many-clients).
 //
 // It closes a server connection idle for a second (server_idle_timeout; its
 // default is ten minutes): one PgBouncer serves every phase and repetition

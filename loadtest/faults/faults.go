@@ -1,11 +1,11 @@
 // Package faults measures what the services do when their database fails
-// (make faults, README: When the database fails). For each fault of the
+// (make faults, docs/reference/database-failures.md). For each fault of the
 // Catalog and each service, it starts the service from bin/ (loadtest/lab)
 // against a database on a throwaway cluster (internal/pgcluster), through
 // an in-process toxiproxy (internal/faultproxy) when the fault is the
 // network's; sends a steady load of keyed orders (internal/ledger); injects
 // the fault and lifts it; and holds every answer to the table. A Result is
-// one row of the README's reliability tables (Markdown).
+// one row of the reliability tables of docs/reference/database-failures.md (Markdown).
 //
 // It talks to the services over HTTP only, and to Postgres as an operator
 // would: it imports nothing from services/.

@@ -17,7 +17,7 @@ type Config struct {
 	Database string            // URL of the scenario's database
 	LogDir   string            // each service's stdout and stderr go to LogDir/<name>.log
 	// Replicas of each service (default 1) run side by side, named
-	// <name>-1, <name>-2, ... (README, The pitfalls: 12).
+	// <name>-1, <name>-2, ... (docs/scenarios: too-many-clients).
 	Replicas int
 	// Ready bounds the wait for /readyz (default 30 s); Grace the drain
 	// on Stop (default 15 s) before the process is killed.

@@ -8,7 +8,7 @@ import (
 )
 
 // quickCatalog runs a catalog scenario in quick mode against one target
-// (the database pitfalls, README, The pitfalls: 12-14) and returns the
+// (the database pitfalls, docs/scenarios: too-many-clients, db-latency, db-restart) and returns the
 // result, each phase with that target's run.
 func quickCatalog(t *testing.T, bin, name, target string) *Result {
 	t.Helper()

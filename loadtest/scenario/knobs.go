@@ -1,6 +1,6 @@
 package scenario
 
-// Knob is a documented service setting (README.md, Knobs) that a scenario
+// Knob is a documented service setting (docs/reference/knobs.md) that a scenario
 // may set. Addresses and DATABASE_URL are the runner's, not the scenario's.
 type Knob struct {
 	Name     string
@@ -31,7 +31,7 @@ var Knobs = []Knob{
 // Services are the targets a scenario may name.
 var Services = []string{"unbounded", "semaphore", "pipeline"}
 
-// QueryParams are the query parameters the services read (README.md, API).
+// QueryParams are the query parameters the services read (docs/reference/api.md).
 var QueryParams = map[string][]string{
 	"/orders":   {"db_delay", "api_delay", "api_call"},
 	"/work/db":  {"delay", "conns"},

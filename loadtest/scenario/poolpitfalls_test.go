@@ -8,7 +8,7 @@ import (
 )
 
 // TestPoolPitfallScenariosRunQuickly runs the scenarios of the pool
-// pitfalls (README, The pitfalls: 9, 10, 11) in quick mode against the real
+// pitfalls (docs/scenarios: connection-leak, nested-acquire, tx-across-downstream) in quick mode against the real
 // services, so that they cannot rot, and checks the one thing each must
 // show even at five connections and two seconds a phase.
 func TestPoolPitfallScenariosRunQuickly(t *testing.T) {

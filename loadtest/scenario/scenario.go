@@ -24,7 +24,7 @@ type Scenario struct {
 	// Benchmark names the Go benchmark that measures the same thing.
 	Benchmark string `yaml:"benchmark,omitempty" json:"benchmark,omitempty"`
 	// Cluster, when set, is a Postgres the runner owns for the scenario
-	// (README, The pitfalls: 12-14), instead of a database on the shared
+	// (docs/scenarios: too-many-clients, db-latency, db-restart), instead of a database on the shared
 	// server.
 	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
 }

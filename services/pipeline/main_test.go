@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, apptest.ProxyLeaks) }
 func TestAPI(t *testing.T) { apptest.APISuite(t, service, map[string]string{"ENQUEUE_WAIT": "10s"}) }
 
 // The database fails under load: killed backends, network faults, a
-// restart (README, When the database fails).
+// restart (docs/reference/database-failures.md).
 func TestDatabaseFaults(t *testing.T) { apptest.FaultSuite(t, service, nil) }
 
 func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
@@ -171,7 +171,7 @@ func TestTraceQueueWaitAndLinkedBatch(t *testing.T) {
 
 // The pipeline's audit stage is bounded, and its demand reaches the edge: an
 // order is admitted only with an audit slot, so a slow audit answers 429 at
-// once while pending audits stay at the stage's size (README, The pitfalls: 2, the fix).
+// once while pending audits stay at the stage's size (docs/scenarios: backpressure-voidthe fix).
 func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{
 		"AUDIT_DELAY": "500ms", "AUDIT_WORKERS": "1", "AUDIT_QUEUE": "1",
@@ -212,7 +212,7 @@ func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
 	}
 }
 
-// The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
+// The knobs of the pool pitfalls (docs/scenarios: connection-leak, nested-acquire, tx-across-downstream).
 func TestPoolPitfalls(t *testing.T) {
 	apptest.PoolPitfalls(t, service, map[string]string{"ENQUEUE_WAIT": "5s"})
 }

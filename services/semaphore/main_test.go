@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, apptest.ProxyLeaks) }
 func TestAPI(t *testing.T) { apptest.APISuite(t, service, map[string]string{"LIMIT_WAIT": "10s"}) }
 
 // The database fails under load: killed backends, network faults, a
-// restart (README, When the database fails).
+// restart (docs/reference/database-failures.md).
 func TestDatabaseFaults(t *testing.T) {
 	apptest.FaultSuite(t, service, map[string]string{"LIMIT_WAIT": "5s"})
 }
@@ -165,7 +165,7 @@ func TestTraceWaitsUnderRequest(t *testing.T) {
 	apptest.ChildOf(t, spans, server, "pool.acquire")
 }
 
-// The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
+// The knobs of the pool pitfalls (docs/scenarios: connection-leak, nested-acquire, tx-across-downstream).
 func TestPoolPitfalls(t *testing.T) {
 	apptest.PoolPitfalls(t, service, map[string]string{"LIMIT_WAIT": "5s"})
 }

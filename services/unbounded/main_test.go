@@ -17,7 +17,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, apptest.ProxyLeaks) }
 func TestAPI(t *testing.T) { apptest.APISuite(t, service, nil) }
 
 // The database fails under load: killed backends, network faults, a
-// restart (README, When the database fails).
+// restart (docs/reference/database-failures.md).
 func TestDatabaseFaults(t *testing.T) { apptest.FaultSuite(t, service, nil) }
 
 func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
@@ -150,7 +150,7 @@ func TestTracePoolWaitUnderRequest(t *testing.T) {
 }
 
 // With AUDIT_DELAY every order starts a goroutine of its own for its audit
-// write: nothing bounds them (README, The pitfalls: 2). Shutdown still waits for them.
+// write: nothing bounds them (docs/scenarios: backpressure-void). Shutdown still waits for them.
 func TestAuditGoroutinePerOrder(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{"AUDIT_DELAY": "2s", "DB_MAX_CONNS": "4"})
 	base := apptest.Value(inst.Metrics(), "go_goroutines", nil)
@@ -174,7 +174,7 @@ func TestAuditGoroutinePerOrder(t *testing.T) {
 }
 
 // With API_WAIT_MODE=syscall, /work/api blocks OS threads (nanosleep on Linux)
-// instead of parking goroutines, and go_threads climbs (README, The pitfalls: 4).
+// instead of parking goroutines, and go_threads climbs (docs/scenarios: os-thread-pinning).
 func TestSyscallWaitPinsThreads(t *testing.T) {
 	threads := func(mode string) float64 {
 		inst := apptest.Start(t, service, map[string]string{"API_WAIT_MODE": mode})
@@ -219,9 +219,9 @@ func TestRequestBufferKnob(t *testing.T) {
 // FuzzPlaceOrder: POST /orders end to end against real Postgres (make fuzz).
 func FuzzPlaceOrder(f *testing.F) { apptest.FuzzPlaceOrder(f, service) }
 
-// The knobs of the pool pitfalls (README, The pitfalls: 9, 10, 11).
+// The knobs of the pool pitfalls (docs/scenarios: connection-leak, nested-acquire, tx-across-downstream).
 func TestPoolPitfalls(t *testing.T) { apptest.PoolPitfalls(t, service, nil) }
 
-// Clients that break the rules (README, "HTTP servers", Limits): each
+// Clients that break the rules (docs/reference/http-servers.md, Limits): each
 // server answers them and goes on serving the others.
 func TestAbuse(t *testing.T) { apptest.Abuse(t, service, nil) }

@@ -72,16 +72,16 @@ func collect(ps []panel, into map[string]bool) {
 }
 
 // TestEveryKnobIsDocumented checks the scenario package's knob list against
-// the Knobs table of README.md, both ways: a scenario can set only what the
-// README documents, and a documented knob is one scenarios may set.
+// the Knobs table of docs/reference/knobs.md, both ways: a scenario can set
+// only what the table documents, and a documented knob is one scenarios may set.
 func TestEveryKnobIsDocumented(t *testing.T) {
-	data, err := os.ReadFile("../../../README.md")
+	data, err := os.ReadFile("../../../docs/reference/knobs.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(data), "## Knobs")
+	_, table, ok := strings.Cut(string(data), "# Knobs\n")
 	if !ok {
-		t.Fatal("README.md has no Knobs section")
+		t.Fatal("docs/reference/knobs.md has no Knobs section")
 	}
 	table, _, _ = strings.Cut(table, "\n## ")
 	documented := map[string]bool{}
@@ -92,13 +92,13 @@ func TestEveryKnobIsDocumented(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_ENDPOINT": true, "OTEL_EXPORTER_OTLP_PROTOCOL": true, "OTEL_SERVICE_NAME": true}
 	for _, k := range scenario.Knobs {
 		if !documented[k.Name] {
-			t.Errorf("knob %s is not in README.md's Knobs table", k.Name)
+			t.Errorf("knob %s is not in docs/reference/knobs.md's Knobs table", k.Name)
 		}
 		delete(documented, k.Name)
 	}
 	for k := range documented {
 		if !runner[k] {
-			t.Errorf("README.md documents %s, which scenario.Knobs does not list", k)
+			t.Errorf("docs/reference/knobs.md documents %s, which scenario.Knobs does not list", k)
 		}
 	}
 }

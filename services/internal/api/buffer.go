@@ -9,7 +9,7 @@ import (
 
 // requestBuffer gives every request a buffer of n bytes, touched page by
 // page so that it counts in RSS, and held until the request ends: the Go
-// shape of a large ThreadLocal (README, The pitfalls: 3). Multiplied by unbounded
+// shape of a large ThreadLocal (docs/scenarios: per-request-memory). Multiplied by unbounded
 // concurrency it is the memory bloat; pooled, sync.Pool reuses buffers
 // between requests instead of allocating one each time.
 func requestBuffer(n int, pooled bool) gin.HandlerFunc {

@@ -20,7 +20,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/order"
 )
 
-// Fuzz targets of the API's edge (README, API: Accepted input): `make fuzz`
+// Fuzz targets of the API's edge (docs/reference/api.md, Accepted input): `make fuzz`
 // runs each for FUZZTIME; the seeds are under testdata/fuzz/<Target>/.
 
 func fuzzContext(method, target string) (*gin.Context, *httptest.ResponseRecorder) {

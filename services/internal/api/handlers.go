@@ -161,7 +161,7 @@ func workDB(defaultDelay time.Duration) admittedHandler {
 // workAPI: GET /work/api?delay=150ms waits without touching the database,
 // like a call to a slow downstream (experiment B, API-bound). With
 // inSyscall the wait is a blocking nanosleep that holds its OS thread, the
-// Go shape of a pinned virtual thread (README, The pitfalls: 4): go_threads
+// Go shape of a pinned virtual thread (docs/scenarios: os-thread-pinning): go_threads
 // climbs.
 func workAPI(defaultDelay time.Duration, inSyscall bool) handler {
 	return func(c *gin.Context) (int, any, error) {

@@ -13,7 +13,7 @@ import (
 )
 
 // The query string and the path's id are parsed here, once, and strictly
-// (README, API: Accepted input): a route takes only the parameters it
+// (docs/reference/api.md, Accepted input): a route takes only the parameters it
 // reads, each at most once, each from a small ASCII alphabet; a 400 names
 // the parameter. Nothing is read leniently and nothing is normalised.
 

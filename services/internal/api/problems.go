@@ -19,7 +19,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
-// Every answer but a success is built in this file (README, Errors): each
+// Every answer but a success is built in this file (docs/reference/api.md, Errors): each
 // problem's type, status and words, and which error gets which answer
 // (writeError). A handler returns its error; the request's helpers return a
 // *Problem for what is wrong with the request; nothing else writes one.
@@ -41,11 +41,11 @@ type Problem struct {
 
 func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
 
-const problemBase = "https://github.com/orderlab/orderlab/blob/main/README.md#problem-"
+const problemBase = "https://github.com/orderlab/orderlab/blob/main/docs/reference/api.md#problem-"
 
 // writeError answers err and stops the chain: a *Problem as it is; an
 // error of the order's validation as a 400 naming every field at fault;
-// a rejection, a database error or a deadline as README, Errors says; the
+// a rejection, a database error or a deadline as docs/reference/api.md, Errors says; the
 // rest, a bug, as a logged 500.
 func writeError(c *gin.Context, log *slog.Logger, err error) {
 	var p *Problem
@@ -85,7 +85,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	}
 }
 
-// databaseProblem answers err, whose database error is e (README, Errors): a 503 with
+// databaseProblem answers err, whose database error is e (docs/reference/api.md, Errors): a 503 with
 // Retry-After when the database is the problem, whether or not the request
 // could have left anything behind; a 503 pool-exhausted when the pool had
 // no connection in time; a 409 for a conflict. It reports false for the

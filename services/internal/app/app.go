@@ -72,7 +72,7 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	AuditDelay      time.Duration
 	// LeakEvery: every LeakEvery-th database call keeps its connection
-	// (LEAK_EVERY, 0: off; README, The pitfalls: 9).
+	// (LEAK_EVERY, 0: off; docs/scenarios: connection-leak).
 	LeakEvery int
 	LogLevel  slog.Level
 	Tracing   telemetry.Tracing // OTEL_* (telemetry.ReadTracing)
@@ -261,7 +261,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 }
 
 // apiLimits are the API listener's timeouts and sizes, the same for both
-// servers (README.md, "HTTP servers"). The body bound nbio buffers is above
+// servers (docs/reference/http-servers.md). The body bound nbio buffers is above
 // the API's own (api.MaxBodyBytes), so that the API answers 413 as it does
 // under net/http.
 func apiLimits(cfg Config) httpserver.Limits {

@@ -12,10 +12,10 @@ import (
 	"github.com/orderlab/orderlab/services/internal/httpserver"
 )
 
-// The README's Limits table (README, "HTTP servers", Limits) quotes the
+// The Limits table (docs/reference/http-servers.md, Limits) quotes the
 // values of the code: each row named after a limit must give the value the
 // service really uses, with its defaults.
-func TestREADMELimitsTableMatchesTheCode(t *testing.T) {
+func TestLimitsTableMatchesTheCode(t *testing.T) {
 	cfg := loadConfig(NewEnv(func(string) string { return "" }), "unbounded")
 	lim := apiLimits(cfg)
 	want := map[string]string{
@@ -33,13 +33,13 @@ func TestREADMELimitsTableMatchesTheCode(t *testing.T) {
 		"REQUEST_TIMEOUT":   duration(cfg.API.RequestTimeout),
 		"SHUTDOWN_TIMEOUT":  duration(cfg.ShutdownTimeout),
 	}
-	readme, err := os.ReadFile("../../../README.md")
+	readme, err := os.ReadFile("../../../docs/reference/http-servers.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### Limits\n")
+	_, section, ok := strings.Cut(string(readme), "\n## Limits\n")
 	if !ok {
-		t.Fatal("README.md has no Limits section")
+		t.Fatal("docs/reference/http-servers.md has no Limits section")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	// A row's limit is the name in backticks its first cell ends with.
@@ -64,7 +64,7 @@ func TestREADMELimitsTableMatchesTheCode(t *testing.T) {
 	}
 }
 
-// duration writes d as the README does: 10 s, 2 min.
+// duration writes d as the table does: 10 s, 2 min.
 func duration(d time.Duration) string {
 	if d >= time.Minute && d%time.Minute == 0 {
 		return strconv.Itoa(int(d/time.Minute)) + " min"
@@ -72,7 +72,7 @@ func duration(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
 }
 
-// size writes n bytes as the README does: 16 KiB, 8 MiB.
+// size writes n bytes as the table does: 16 KiB, 8 MiB.
 func size(n int) string {
 	if n >= 1<<20 && n%(1<<20) == 0 {
 		return strconv.Itoa(n>>20) + " MiB"

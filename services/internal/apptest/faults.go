@@ -19,7 +19,7 @@ import (
 )
 
 // FaultSuite checks what a service does when its database fails under load
-// (README, When the database fails), with real parts: a throwaway Postgres
+// (docs/reference/database-failures.md), with real parts: a throwaway Postgres
 // cluster of the suite's own, pg_terminate_backend, pg_ctl stop and start,
 // and toxiproxy between the service and the database. Under every fault:
 // no 500, every acknowledged order in the table, none stored twice, none
@@ -147,7 +147,7 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 // nothing else.
 var ProxyLeaks = goleak.IgnoreTopFunction(faultproxy.LeakyPipe)
 
-const problemBase = "https://github.com/orderlab/orderlab/blob/main/README.md#problem-"
+const problemBase = "https://github.com/orderlab/orderlab/blob/main/docs/reference/api.md#problem-"
 
 type faults struct {
 	t       *testing.T

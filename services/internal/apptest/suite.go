@@ -472,7 +472,7 @@ func metricsFamilies(t *testing.T, inst *Instance, modelName, server string) {
 	}
 	// Invented methods share one label value: the label stays bounded.
 	// nbio's parser knows the nine standard methods only: it closes the
-	// connection on any other without an answer (README.md, "HTTP servers").
+	// connection on any other without an answer (docs/reference/http-servers.md).
 	for _, m := range []string{"FOO", "BAR"} {
 		_, err := inst.Do(m, "/orders", "", nil, nil)
 		if nbio := server == string(httpserver.NBIO); nbio != (err != nil) {

@@ -8,7 +8,7 @@
 // LIMIT=adaptive) no request waits long in the pool, and one turned away
 // costs no decoding. Either way, with AUDIT_DELAY each order created also
 // starts a goroutine for its audit write, and nothing bounds how many (no
-// backpressure: README, The pitfalls: 2); a permit bounds database access
+// backpressure: docs/scenarios: backpressure-void); a permit bounds database access
 // only.
 package direct
 

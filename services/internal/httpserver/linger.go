@@ -15,7 +15,7 @@ import (
 // such a connection the way nginx's lingering close does: they send their
 // FIN after the answer, then read and discard at most LingerBytes for at
 // most LingerTimeout, so that the client's writes complete and it reads
-// the answer; then they close (README, "HTTP servers", Limits).
+// the answer; then they close (docs/reference/http-servers.md, Limits).
 const (
 	LingerBytes   = 8 << 20
 	LingerTimeout = 2 * time.Second

@@ -4,7 +4,7 @@
 // poller goroutines and runs handlers on a bounded pool, so that an idle
 // keep-alive connection holds no goroutine. Both take the same Limits, drain
 // the same way on Shutdown and report their connections as the same
-// metrics; README.md, "HTTP servers", says where nbio differs.
+// metrics; docs/reference/http-servers.md, says where nbio differs.
 package httpserver
 
 import (

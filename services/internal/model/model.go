@@ -47,14 +47,14 @@ const (
 type Admitted interface {
 	// PlaceOrder stores in, sleeping dbDelay inside the transaction and
 	// waiting downstream there for a downstream call (api_call=inside,
-	// README, The pitfalls: 11). The Result's Created is false for an
+	// docs/scenarios: tx-across-downstream). The Result's Created is false for an
 	// idempotent replay.
 	PlaceOrder(ctx context.Context, in order.Input, idempotencyKey string, dbDelay, downstream time.Duration) (order.Result, error)
 	// GetOrder returns the order with id, or order.ErrNotFound.
 	GetOrder(ctx context.Context, id int64) (order.Order, error)
 	// HoldConnection holds conns database connections at once, each taken
 	// while the ones before it are held (conns above 1: a nested acquire,
-	// README, The pitfalls: 10), and runs pg_sleep(d) on the last.
+	// docs/scenarios: nested-acquire), and runs pg_sleep(d) on the last.
 	HoldConnection(ctx context.Context, d time.Duration, conns int) error
 	// Release gives back what the model reserved for the request.
 	Release()

@@ -16,7 +16,7 @@ import (
 // the call, the inserts, COMMIT. The transaction holds its connection for
 // the call too, so the pool's Little's-law bound falls from
 // max_connections / db time to max_connections / (db + downstream) time
-// (README, The pitfalls: 11). pg_stat_activity shows the session "idle in
+// (docs/scenarios: tx-across-downstream). pg_stat_activity shows the session "idle in
 // transaction" while it waits.
 //
 // Errors are classified as createOrders' are, by phase: nothing is committed

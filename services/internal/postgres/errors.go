@@ -28,7 +28,7 @@ const (
 )
 
 // classify is the one place that says what a pgx or pgconn error means:
-// its dberr.Class (README, Errors). at is the phase the error came in;
+// its dberr.Class (docs/reference/api.md, Errors). at is the phase the error came in;
 // broken says whether pgx closed the connection over it (it does for every
 // network or protocol failure). The pool's own failure, no connection free
 // before the deadline, is acquire's to say (dberr.PoolExhausted).

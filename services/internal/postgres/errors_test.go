@@ -24,7 +24,7 @@ type notSent struct{}
 func (notSent) Error() string     { return "write failed before sending" }
 func (notSent) SafeToRetry() bool { return true }
 
-// The rules of classify, one case each (README, When the database fails).
+// The rules of classify, one case each (docs/reference/database-failures.md).
 func TestClassify(t *testing.T) {
 	terminated := &pgconn.PgError{Severity: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
 	crashed := &pgconn.PgError{Severity: "FATAL", Code: "57P02", Message: "terminating connection because of crash of another server process"}

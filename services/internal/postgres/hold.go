@@ -10,7 +10,7 @@ import (
 // a database call that takes d. With conns above 1 it holds that many
 // connections at once, each taken while the ones before it are held, as a
 // call that needs a second connection before it gives back its first
-// (README, The pitfalls: 10). A broken connection is retried as a read is
+// (docs/scenarios: nested-acquire). A broken connection is retried as a read is
 // (retry.go): the call commits nothing.
 func (s *Store) HoldConnection(ctx context.Context, d time.Duration, conns int) error {
 	err := s.holdConnection(ctx, d, conns, time.Time{})

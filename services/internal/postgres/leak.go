@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// leak is the connection-leak pitfall (README, The pitfalls: 9) on purpose:
+// leak is the connection-leak pitfall (docs/scenarios: connection-leak) on purpose:
 // with every set (LEAK_EVERY), every every-th database call that got a
 // connection keeps it, as code that forgets rows.Close() or conn.Release()
 // on one path does. The call itself succeeds; the pool is one connection

@@ -25,7 +25,7 @@ const migrationLock int64 = 0x6f726465726c6162 // "orderlab"
 // transaction-mode pooler such as PgBouncer: the lock, the migrations and
 // the unlock could each run on a different server connection, and the lock
 // would stay held on one of them, blocking the next service's start
-// (README, The pitfalls: 12).
+// (docs/scenarios: too-many-clients).
 //
 // It is hand-written rather than taken from tern or golang-migrate: the lab
 // needs forward-only plain SQL files, one lock and one bookkeeping table, and

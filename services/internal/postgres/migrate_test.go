@@ -16,7 +16,7 @@ import (
 	"github.com/orderlab/orderlab/internal/pgdb"
 )
 
-// Behind PgBouncer in transaction mode (README, The pitfalls: 12), three
+// Behind PgBouncer in transaction mode (docs/scenarios: too-many-clients), three
 // services start together: each migrates under a transaction-level lock,
 // so none waits for a lock that a session left on a server connection, no
 // advisory lock outlives the migrations, and the stores work through the

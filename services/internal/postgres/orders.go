@@ -16,7 +16,7 @@ import (
 // is positive the transaction first runs pg_sleep, so that the request holds
 // its connection that long, like a slow query; when downstream is positive
 // the transaction also waits that long for a (simulated) downstream call,
-// holding its connection (README, The pitfalls: 11). Errors are
+// holding its connection (docs/scenarios: tx-across-downstream). Errors are
 // CreateOrders', and the order's own Result.Err.
 func (s *Store) CreateOrder(ctx context.Context, n order.Request, delay, downstream time.Duration) (order.Result, error) {
 	rs, err := s.CreateOrders(ctx, []order.Request{n}, delay, downstream)

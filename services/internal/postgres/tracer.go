@@ -32,7 +32,7 @@ type poolTracer struct {
 	acquiring    atomic.Int64
 	acquiringDsc *prometheus.Desc
 	// longestDsc is the age of the oldest entry of held: a leaked
-	// connection makes it grow without end (README, The pitfalls: 9).
+	// connection makes it grow without end (docs/scenarios: connection-leak).
 	longestDsc *prometheus.Desc
 
 	mu   sync.Mutex
