@@ -48,6 +48,12 @@ func New(cfg Config) (*Attack, error) {
 	if err := EnsureOpenFiles(cfg.Concurrency + SpareFiles); err != nil {
 		return nil, err
 	}
+	// An open run's waiting workers each hold a timerfd besides their
+	// connection; where the limit leaves no room for them, they wait with
+	// time.Timer, at its millisecond resolution.
+	if cfg.Mode == ModeOpen && EnsureOpenFiles(2*cfg.Concurrency+SpareFiles) != nil {
+		cfg.timerWaits = true
+	}
 	var srcs []netip.Addr
 	if ip, err := resolveLiteral(u.Hostname()); err == nil {
 		if srcs, err = SourceAddrs(ip, cfg.Concurrency, EphemeralPorts()); err != nil {
@@ -202,6 +208,12 @@ type worker struct {
 	id     uint64
 	seq    uint64
 	timer  *time.Timer
+	// precise waits for an open run's due times (nil until the first wait,
+	// and where the system has none).
+	precise *preciseTimer
+	tried   bool // precise was asked for
+	// answered is when the worker's last request ended (zero before its first).
+	answered time.Time
 }
 
 func (a *Attack) newWorker(id int, tr Transport) *worker {
@@ -219,6 +231,27 @@ func (w *worker) close() {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
+	if w.precise != nil {
+		w.precise.close()
+	}
+}
+
+// waitUntil waits until due (an open run's intended send time) or until
+// ctx is done, and reports whether due came. It waits on the kernel's
+// timer where there is one (see preciseTimer), so that the generator's own
+// lateness stays in microseconds at low rates, without spinning.
+func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
+	if !w.tried && !w.a.cfg.timerWaits {
+		w.tried = true
+		w.precise = newPreciseTimer(ctx)
+	}
+	if w.precise == nil {
+		return w.sleep(ctx, time.Until(due))
+	}
+	if d := time.Until(due); d > 0 {
+		return w.precise.wait(ctx, d)
+	}
+	return ctx.Err() == nil
 }
 
 // prepare fills w.req for the next request: a fresh body and a unique
@@ -257,9 +290,12 @@ func appendHex(b []byte, v uint64) []byte {
 // are 429 and 503 answers when Config.Retry says so, as long as the retry
 // falls within the run's window; the outcome is the final attempt's, its
 // latency runs from the first attempt.
-func (w *worker) fire(ctx context.Context, rec *recorder, due time.Time, late bool) {
+//
+// ready is when the generator meant to send it, for its lateness (zero: not
+// recorded); see outcome.
+func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, late bool) {
 	w.prepare()
-	o := outcome{due: due, late: late}
+	o := outcome{due: due, ready: ready, late: late}
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		if attempt == 0 {
@@ -281,6 +317,7 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due time.Time, late bo
 		}
 	}
 	o.done = time.Now()
+	w.answered = o.done
 	if o.err != nil && ctx.Err() != nil {
 		o.canceled = true
 	}
