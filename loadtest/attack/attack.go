@@ -211,7 +211,8 @@ type worker struct {
 	// precise waits for an open run's due times (nil until the first wait,
 	// and where the system has none).
 	precise *preciseTimer
-	tried   bool // precise was asked for
+	tried   bool          // precise was asked for
+	early   time.Duration // how early to wake: the median overshoot of past wakes
 	// answered is when the worker's last request ended (zero before its first).
 	answered time.Time
 }
@@ -239,7 +240,11 @@ func (w *worker) close() {
 // waitUntil waits until due (an open run's intended send time) or until
 // ctx is done, and reports whether due came. It waits on the kernel's
 // timer where there is one (see preciseTimer), so that the generator's own
-// lateness stays in microseconds at low rates, without spinning.
+// lateness stays in microseconds at low rates without spinning. A woken
+// thread still takes some microseconds to run; the worker asks to be woken
+// that much early (w.early, the median overshoot of its wakes) and yields the
+// processor until due, but only while that is small: on an overloaded
+// machine spinning would take CPU from everything else without helping.
 func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
 	if !w.tried && !w.a.cfg.timerWaits {
 		w.tried = true
@@ -248,11 +253,33 @@ func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
 	if w.precise == nil {
 		return w.sleep(ctx, time.Until(due))
 	}
-	if d := time.Until(due); d > 0 {
-		return w.precise.wait(ctx, d)
+	early := w.early
+	if early > maxEarlyWake {
+		early = 0
+	}
+	if d := time.Until(due) - early; d > 0 {
+		if !w.precise.wait(ctx, d) {
+			return false
+		}
+		// Track the median overshoot past the requested wake: a step of
+		// 1/16 up when above it, down when below (a heavy tail of
+		// preemptions moves a median, unlike a mean, only one step).
+		step := max(w.early/16, time.Microsecond)
+		if time.Since(due.Add(-early)) > w.early {
+			w.early += step
+		} else {
+			w.early = max(0, w.early-step)
+		}
+	}
+	for time.Now().Before(due) {
+		runtime.Gosched()
 	}
 	return ctx.Err() == nil
 }
+
+// maxEarlyWake is the most a worker wakes early to yield until its due
+// time; beyond it, wakes are left late (see waitUntil).
+const maxEarlyWake = 200 * time.Microsecond
 
 // prepare fills w.req for the next request: a fresh body and a unique
 // Idempotency-Key ("lt-<run>-<worker>-<seq>") when the target has a body.
