@@ -243,8 +243,9 @@ func (w *worker) close() {
 // lateness stays in microseconds at low rates without spinning. A woken
 // thread still takes some microseconds to run; the worker asks to be woken
 // that much early (w.early, the median overshoot of its wakes) and yields the
-// processor until due, but only while that is small: on an overloaded
-// machine spinning would take CPU from everything else without helping.
+// processor until due, but only while that is small and for at most a tenth
+// of the wait, so that yielding never takes much of a core: on an overloaded
+// machine it would take CPU from everything else without helping.
 func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
 	if !w.tried && !w.a.cfg.timerWaits {
 		w.tried = true
@@ -253,11 +254,12 @@ func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
 	if w.precise == nil {
 		return w.sleep(ctx, time.Until(due))
 	}
-	early := w.early
-	if early > maxEarlyWake {
+	wait := time.Until(due)
+	early := min(w.early, wait/10) // yielding at most a tenth of the wait
+	if w.early > maxEarlyWake {
 		early = 0
 	}
-	if d := time.Until(due) - early; d > 0 {
+	if d := wait - early; d > 0 {
 		if !w.precise.wait(ctx, d) {
 			return false
 		}
