@@ -237,7 +237,6 @@ func (w *worker) close() {
 	}
 }
 
-
 // prepare fills w.req for the next request: a fresh body and a unique
 // Idempotency-Key ("lt-<run>-<worker>-<seq>") when the target has a body.
 func (w *worker) prepare() {
