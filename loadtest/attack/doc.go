@@ -13,8 +13,9 @@
 // It stays because it is the reason loadtest costs about what wrk costs: in
 // `make bench-loadtest` (closed loop, 50 connections, client and server
 // pinned to a core each) it did 0.83x wrk's requests per client CPU-second
-// against net/http's client's 0.49x (2026-11-30, idle machine; the current
-// figures are in loadtest/README.md, "Efficiency"). When net/http's client
+// against net/http's client's 0.49x (2026-11-30, idle machine), and 0.77x
+// against 0.19x on saturated cores (2026-12-02; loadtest/README.md,
+// "Efficiency" and "The pacer"). When net/http's client
 // comes within a few percent of it, the hand-written one should go.
 //
 // The engine is a library so that other programs (the scenario runner) can
