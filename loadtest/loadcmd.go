@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/chart"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
@@ -39,6 +41,7 @@ type output struct {
 	json     string // the JSON report's file; "-": stdout, instead of the tables
 	markdown bool   // a Markdown table instead of the human output
 	summary  bool   // one table of all targets (compare) instead of a detail per run
+	html     string // also the summary table as an HTML page in this file
 }
 
 // parseLoad reads mode's command line and environment into a plan.
@@ -77,7 +80,7 @@ func parseLoad(mode string, args []string, getenv func(string) string, stderr io
 	return &loadPlan{
 		mode: mode, args: append([]string{mode}, args...),
 		attack: cfg, targets: targets, slo: slo, scrape: f.scrape, pause: f.pause, grafana: grafana,
-		out:        output{json: f.jsonOut, markdown: f.md, summary: f.compare},
+		out:        output{json: f.jsonOut, markdown: f.md, summary: f.compare, html: f.html},
 		cpuProfile: f.cpuProfile,
 	}, nil
 }
@@ -139,7 +142,9 @@ func (p *loadPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 func (o output) write(rep *report.Report, stdout io.Writer) error {
 	switch {
 	case o.json == "-":
-		return report.Write(stdout, rep)
+		if err := report.Write(stdout, rep); err != nil {
+			return err
+		}
 	case o.markdown:
 		if err := report.WriteMarkdown(stdout, rep.Runs); err != nil {
 			return err
@@ -155,7 +160,12 @@ func (o output) write(rep *report.Report, stdout io.Writer) error {
 			}
 		}
 	}
-	if o.json == "" {
+	if o.html != "" {
+		if err := writeHTML(o.html, rep); err != nil {
+			return fmt.Errorf("-html: %w", err)
+		}
+	}
+	if o.json == "" || o.json == "-" {
 		return nil
 	}
 	if err := writeJSON(o.json, rep); err != nil {
@@ -184,6 +194,27 @@ func writeJSON(path string, rep *report.Report) error {
 	}
 	if err != nil {
 		_ = os.Remove(f.Name())
+	}
+	return err
+}
+
+// writeHTML writes rep's summary table, lateness included, and its
+// warnings as an HTML page.
+func writeHTML(path string, rep *report.Report) error {
+	head, rows := report.Table(rep.Runs)
+	page := chart.Page{
+		Title:    "loadtest " + rep.Mode,
+		Subtitle: fmt.Sprintf("%s, %s/%s, %d CPUs, %s", rep.StartedAt.Format(time.RFC3339), rep.Host.OS, rep.Host.Arch, rep.Host.CPUs, strings.Join(rep.Args, " ")),
+		Notes:    report.Warnings(rep.Runs),
+		Sections: []chart.Section{{Title: "Runs", Head: head, Rows: rows}},
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = chart.Write(f, page)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

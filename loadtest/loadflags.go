@@ -49,6 +49,7 @@ type loadFlags struct {
 	// output
 	jsonOut    string
 	md         bool
+	html       string
 	slo        string
 	scrape     time.Duration
 	cpuProfile string
@@ -115,6 +116,7 @@ func newLoadFlags(mode string) (*flag.FlagSet, *loadFlags) {
 	fs.BoolVar(&f.allowRemote, "allow-remote", false, "allow targets outside the loopback interface")
 	fs.StringVar(&f.jsonOut, "json", "", "write the machine-readable result to `FILE` (- for stdout)")
 	fs.BoolVar(&f.md, "md", false, "print a Markdown table instead of the human table")
+	fs.StringVar(&f.html, "html", "", "also write the summary table as an HTML page to `FILE`")
 	fs.StringVar(&f.slo, "slo", "", "bounds such as 'p99<250ms,errors<1%'; exit 1 when one is missed")
 	fs.DurationVar(&f.scrape, "scrape", measure.DefaultScrapeInterval, "interval between metric scrapes")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the client to `FILE`")

@@ -119,7 +119,8 @@ func TestClosedMode(t *testing.T) {
 
 func TestOpenMode(t *testing.T) {
 	s := newService(t, false)
-	code, stdout, stderr := runCLI(t, "open", "-rate", "400", "-d", "500ms", "-ramp", "100ms", "-json", "-", s.api.URL+"/work/db?delay=1ms")
+	page := filepath.Join(t.TempDir(), "run.html")
+	code, stdout, stderr := runCLI(t, "open", "-rate", "400", "-d", "500ms", "-ramp", "100ms", "-json", "-", "-html", page, s.api.URL+"/work/db?delay=1ms")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -134,6 +135,15 @@ func TestOpenMode(t *testing.T) {
 	}
 	if rep.Mode != "open" || run.Settings.Rate != 400 || run.Settings.RampSeconds != 0.1 {
 		t.Errorf("report %+v settings %+v", rep.Mode, run.Settings)
+	}
+	html, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<th>lag p50</th>", "<th>lag p99</th>", "<th>lag max</th>", "<th>p99</th>"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("-html page lacks %s", want)
+		}
 	}
 }
 

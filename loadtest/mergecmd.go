@@ -37,6 +37,7 @@ func parseMerge(args []string, stderr io.Writer) (*mergePlan, error) {
 	p := &mergePlan{}
 	fs.StringVar(&p.out.json, "json", "", "write the merged report to `FILE` (- for stdout)")
 	fs.BoolVar(&p.out.markdown, "md", false, "print a Markdown table instead of the human output")
+	fs.StringVar(&p.out.html, "html", "", "also write the summary table as an HTML page to `FILE`")
 	files, _, err := parseInterleaved(fs, args)
 	if err != nil {
 		return nil, err

@@ -48,6 +48,12 @@ func New(cfg Config) (*Attack, error) {
 	if err := EnsureOpenFiles(cfg.Concurrency + SpareFiles); err != nil {
 		return nil, err
 	}
+	// An open run's waiting workers each hold a timerfd besides their
+	// connection; where the limit leaves no room for them, they wait with
+	// time.Timer, at its millisecond resolution.
+	if cfg.Mode == ModeOpen && EnsureOpenFiles(2*cfg.Concurrency+SpareFiles) != nil {
+		cfg.timerWaits = true
+	}
 	var srcs []netip.Addr
 	if ip, err := resolveLiteral(u.Hostname()); err == nil {
 		if srcs, err = SourceAddrs(ip, cfg.Concurrency, EphemeralPorts()); err != nil {
@@ -202,6 +208,13 @@ type worker struct {
 	id     uint64
 	seq    uint64
 	timer  *time.Timer
+	// precise waits for an open run's due times (nil until the first wait,
+	// and where the system has none).
+	precise *preciseTimer
+	tried   bool          // precise was asked for
+	early   time.Duration // how early to wake: the median overshoot of past wakes
+	// answered is when the worker's last request ended (zero before its first).
+	answered time.Time
 }
 
 func (a *Attack) newWorker(id int, tr Transport) *worker {
@@ -218,6 +231,9 @@ func (w *worker) close() {
 	_ = w.client.Close()
 	if w.timer != nil {
 		w.timer.Stop()
+	}
+	if w.precise != nil {
+		w.precise.close()
 	}
 }
 
@@ -257,9 +273,12 @@ func appendHex(b []byte, v uint64) []byte {
 // are 429 and 503 answers when Config.Retry says so, as long as the retry
 // falls within the run's window; the outcome is the final attempt's, its
 // latency runs from the first attempt.
-func (w *worker) fire(ctx context.Context, rec *recorder, due time.Time, late bool) {
+//
+// ready is when the generator meant to send it, for its lateness (zero: not
+// recorded); see outcome.
+func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, late bool) {
 	w.prepare()
-	o := outcome{due: due, late: late}
+	o := outcome{due: due, ready: ready, late: late}
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		if attempt == 0 {
@@ -281,6 +300,7 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due time.Time, late bo
 		}
 	}
 	o.done = time.Now()
+	w.answered = o.done
 	if o.err != nil && ctx.Err() != nil {
 		o.canceled = true
 	}
@@ -334,24 +354,6 @@ func honor(r *rand.Rand, retryAfter time.Duration, attempt int, maxWait time.Dur
 	}
 	ceiling := min(float64(100*time.Millisecond)*math.Pow(2, float64(attempt)), float64(maxWait))
 	return time.Duration(r.Float64() * ceiling)
-}
-
-// sleep waits d or until ctx is done, and reports whether d passed.
-func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	if w.timer == nil {
-		w.timer = time.NewTimer(d)
-	} else {
-		w.timer.Reset(d)
-	}
-	select {
-	case <-w.timer.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // backoff returns a full-jitter exponential delay: uniform in [0, 20ms·2^attempt], at most 1 s.

@@ -23,7 +23,7 @@ func (a *Attack) burst(ctx context.Context, tr Transport) time.Time {
 	}()
 	if a.cfg.Warmup {
 		warm := newRecorder()
-		release(workers, func(w *worker, at time.Time) { w.fire(ctx, warm, at, false) })
+		release(workers, func(w *worker, at time.Time) { w.fire(ctx, warm, at, at, false) })
 		a.groups[0].mu.Lock()
 		a.groups[0].res.WarmupErrors += warm.res.ErrorCount()
 		a.groups[0].mu.Unlock()
@@ -33,7 +33,7 @@ func (a *Attack) burst(ctx context.Context, tr Transport) time.Time {
 	}
 	a.released() // after the warm-up: a baseline taken here leaves it out
 	return release(workers, func(w *worker, at time.Time) {
-		w.fire(ctx, w.rec, at, false)
+		w.fire(ctx, w.rec, at, at, false)
 	}, a.markStarted)
 }
 

@@ -32,9 +32,10 @@ func (a *Attack) closed(ctx context.Context, tr Transport) time.Time {
 		wg.Go(func() {
 			w := a.newWorker(id, tr)
 			defer w.close()
-			// In a closed loop a request is due when its worker is free.
+			// In a closed loop a request is due when its worker is free;
+			// the generator meant to send it when the previous answer came.
 			for now := time.Now(); claim(now); now = time.Now() {
-				w.fire(ctx, w.rec, now, false)
+				w.fire(ctx, w.rec, now, w.answered, false)
 			}
 		})
 	}

@@ -88,6 +88,12 @@ type Config struct {
 	// part of it. It runs on Run's goroutine; the measured time starts after
 	// it returns.
 	OnRelease func()
+
+	// timerWaits makes open runs wait with time.Timer, which a
+	// testing/synctest bubble's virtual clock drives, instead of the
+	// kernel's timer, which it does not (tests; and runs whose open-files
+	// limit leaves no room for the kernel's timers).
+	timerWaits bool
 }
 
 // Validate reports the first problem with c, naming the setting.

@@ -35,7 +35,7 @@ func (a *Attack) idle(ctx context.Context, tr Transport) time.Time {
 	for range min(idleOpeners, len(workers)) {
 		wg.Go(func() {
 			for w := range next {
-				w.fire(ctx, w.rec, time.Now(), false)
+				w.fire(ctx, w.rec, time.Now(), time.Time{}, false)
 			}
 		})
 	}

@@ -77,7 +77,7 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 				late := now.After(due)
 				if !late {
 					waiting.Add(1)
-					ok := w.sleep(ctx, due.Sub(now))
+					ok := w.waitUntil(ctx, due)
 					waiting.Add(-1)
 					if !ok {
 						return
@@ -86,7 +86,7 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 				if waiting.Load() == 0 {
 					spawn()
 				}
-				w.fire(ctx, w.rec, due, late)
+				w.fire(ctx, w.rec, due, due, late)
 			}
 		}()
 	}

@@ -49,11 +49,16 @@ func newRecorder() *recorder { return &recorder{res: NewResult()} }
 // outcome is what a worker learned from one request.
 type outcome struct {
 	due, sent, done time.Time
-	status          int
-	err             error
-	late            bool // the request was due before a worker was free to send it
-	canceled        bool // the run was canceled while the request was in flight
-	retries         int  // attempts before this outcome's final one: refused connections, and 429/503 answers with a retry policy
+	// ready is when the generator meant to send: in an open run the due
+	// time, in a closed run when the worker's previous answer arrived
+	// (zero for its first request, and in an idle run; in a burst, the
+	// release). sent-ready is the generator's own lateness.
+	ready    time.Time
+	status   int
+	err      error
+	late     bool // the request was due before a worker was free to send it
+	canceled bool // the run was canceled while the request was in flight
+	retries  int  // attempts before this outcome's final one: refused connections, and 429/503 answers with a retry policy
 }
 
 func (r *recorder) add(o outcome) {
@@ -72,7 +77,9 @@ func (r *recorder) add(o outcome) {
 	if o.late {
 		res.Late++
 	}
-	record(res.SchedulerLag, o.sent.Sub(o.due))
+	if !o.ready.IsZero() {
+		record(res.SchedulerLag, o.sent.Sub(o.ready))
+	}
 	if o.err != nil {
 		res.Errors[Classify(o.err).String()]++
 		return

@@ -27,7 +27,10 @@ type Result struct {
 	Success, SuccessUncorrected   *hdr.Histogram // 1xx-3xx
 	Rejected, RejectedUncorrected *hdr.Histogram // 429 and 503
 	Failed                        *hdr.Histogram // other 4xx and 5xx, corrected
-	SchedulerLag                  *hdr.Histogram // actual minus intended send time
+	// SchedulerLag is the generator's own lateness: in an open run the
+	// actual minus the intended send time of every request, in a closed
+	// run the time from an answer to the next request on its connection.
+	SchedulerLag *hdr.Histogram
 
 	// WarmupErrors counts the requests of burst's warm-up round that failed.
 	WarmupErrors int64

@@ -77,7 +77,7 @@ func runShards(t *testing.T, shards ...Shard) *Result {
 		for _, s := range shards {
 			wg.Go(func() {
 				a, err := New(Config{Mode: ModeOpen, Concurrency: 300, Requests: 1000, Pacer: ConstantPacer{Rate: 1000},
-					Shard: s, Transport: server, Target: Target{URL: "http://127.0.0.1:1/"}})
+					Shard: s, Transport: server, Target: Target{URL: "http://127.0.0.1:1/"}, timerWaits: true})
 				if err != nil {
 					t.Error(err)
 					return

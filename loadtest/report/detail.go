@@ -42,7 +42,7 @@ func WriteDetail(w io.Writer, r Run) error {
 		{"rejected (429/503)", l.Rejected},
 		{"rejected, uncorrected", l.RejectedUncorrected},
 		{"failed (other 4xx/5xx)", l.Failed},
-		{"scheduler lag", l.SchedulerLag},
+		{lagLabel(s.Mode), l.SchedulerLag},
 	} {
 		if h.l == nil || (h.l.Count == 0 && h.name != "success") {
 			continue
@@ -50,6 +50,9 @@ func WriteDetail(w io.Writer, r Run) error {
 		x := h.l
 		p.f(row, h.name, x.Count, FormatSeconds(x.Mean), FormatSeconds(x.P50), FormatSeconds(x.P90),
 			FormatSeconds(x.P99), FormatSeconds(x.P999), FormatSeconds(x.P9999), FormatSeconds(x.Max))
+	}
+	for _, m := range r.Warnings {
+		p.f("  warning   %s\n", m)
 	}
 	if sv := r.Server; sv != nil {
 		p.f("\n  server    %s (%d scrapes, %d failed)\n", sv.MetricsURL, sv.Scrapes, sv.Errors)
@@ -71,6 +74,14 @@ func WriteDetail(w io.Writer, r Run) error {
 	}
 	p.f("\n")
 	return p.err
+}
+
+// lagLabel names the lateness row of mode's latency table.
+func lagLabel(mode string) string {
+	if mode == "closed" {
+		return "answer to next send"
+	}
+	return "lag (sent - due)"
 }
 
 func describe(s Settings) string {

@@ -204,6 +204,10 @@ func Merge(runs []Run) (merged Run, notes []string, err error) {
 		return Run{}, nil, err
 	}
 	merged.Settings = settings
+	merged.Warnings = nil // made for the merged settings (-c), not FromResult's
+	if w := lagWarning(merged); w != "" {
+		merged.Warnings = []string{w}
+	}
 	merged.ClientCPUSeconds = cpu
 	switch len(servers) {
 	case 0:

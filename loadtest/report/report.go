@@ -128,6 +128,10 @@ type Run struct {
 	WarmupErrors       int64            `json:"warmup_errors"`
 	Latency            Latencies        `json:"latency"`
 
+	// Warnings say when the figures measure the generator as much as the
+	// service (see LagShare).
+	Warnings []string `json:"warnings,omitempty"`
+
 	ClientCPUSeconds float64      `json:"client_cpu_seconds"`
 	Server           *Server      `json:"server,omitempty"`
 	SLO              []Evaluation `json:"slo,omitempty"`
@@ -141,7 +145,10 @@ type Latencies struct {
 	Rejected            *Latency `json:"rejected"`
 	RejectedUncorrected *Latency `json:"rejected_uncorrected,omitempty"`
 	Failed              *Latency `json:"failed"`
-	SchedulerLag        *Latency `json:"scheduler_lag,omitempty"`
+	// SchedulerLag is the generator's own lateness: in open runs the
+	// actual minus the intended send time, in closed runs the time from an
+	// answer to the next request on the same connection.
+	SchedulerLag *Latency `json:"scheduler_lag,omitempty"`
 }
 
 // Server is what the target's metrics said during the run.
@@ -231,7 +238,7 @@ func FromResult(name, url string, cfg attack.Config, res *attack.Result, series 
 		{&l.Rejected, res.Rejected, true},
 		{&l.RejectedUncorrected, res.RejectedUncorrected, res.Mode == attack.ModeOpen},
 		{&l.Failed, res.Failed, true},
-		{&l.SchedulerLag, res.SchedulerLag, res.Mode == attack.ModeOpen},
+		{&l.SchedulerLag, res.SchedulerLag, res.Mode == attack.ModeOpen || res.Mode == attack.ModeClosed},
 	} {
 		if x.on && err == nil {
 			*x.dst, err = latencyOf(x.h)
@@ -246,6 +253,9 @@ func FromResult(name, url string, cfg attack.Config, res *attack.Result, series 
 	}
 	if series != nil {
 		r.Server = newServer(series, r.Succeeded)
+	}
+	if w := lagWarning(r); w != "" {
+		r.Warnings = append(r.Warnings, w)
 	}
 	return r, err
 }

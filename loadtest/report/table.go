@@ -80,6 +80,9 @@ var summaryColumns = []column{
 	{head: "p99.9", cell: lat(success, "p99.9")},
 	{head: "p99.99", cell: lat(success, "p99.99")},
 	{head: "max", cell: lat(success, "max")},
+	{head: "lag p50", cell: lagOf("p50"), when: anyLag},
+	{head: "lag p99", cell: lagOf("p99"), when: anyLag},
+	{head: "lag max", cell: lagOf("max"), when: anyLag},
 	{head: "p99 uncorr.", cell: lat(uncorrected, "p99"), when: anyOpen},
 	{head: "late", cell: count(func(r Run) int64 { return r.Late }), when: anyOpen},
 	{head: "unsent", cell: count(func(r Run) int64 { return r.Unsent }), when: anyOpen},
@@ -93,7 +96,9 @@ var summaryColumns = []column{
 	{head: "server rej.", cell: server(func(s *Server) string { return strconv.FormatFloat(s.Rejections, 'f', 0, 64) }), when: anyServer},
 }
 
-func table(runs []Run) (head []string, rows [][]string) {
+// Table returns the summary table of runs: its header and one row per run,
+// as WriteSummary and WriteMarkdown write it.
+func Table(runs []Run) (head []string, rows [][]string) {
 	var cols []column
 	for _, c := range summaryColumns {
 		if c.when == nil || c.when(runs) {
@@ -115,18 +120,21 @@ func table(runs []Run) (head []string, rows [][]string) {
 
 // WriteSummary writes one aligned row per run.
 func WriteSummary(w io.Writer, runs []Run) error {
-	head, rows := table(runs)
+	head, rows := Table(runs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	for _, row := range rows {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return writeWarnings(w, runs, "")
 }
 
 // WriteMarkdown writes the summary as a Markdown table.
 func WriteMarkdown(w io.Writer, runs []Run) error {
-	head, rows := table(runs)
+	head, rows := Table(runs)
 	align := make([]string, len(head))
 	for i := range align {
 		align[i] = "---:"
@@ -136,6 +144,35 @@ func WriteMarkdown(w io.Writer, runs []Run) error {
 	for _, row := range rows {
 		lines = append(lines, "| "+strings.Join(row, " | ")+" |")
 	}
-	_, err := fmt.Fprintln(w, strings.Join(lines, "\n"))
-	return err
+	if _, err := fmt.Fprintln(w, strings.Join(lines, "\n")); err != nil {
+		return err
+	}
+	return writeWarnings(w, runs, "\n")
+}
+
+// Warnings returns each run's warnings, prefixed with its name.
+func Warnings(runs []Run) []string {
+	var ws []string
+	for _, r := range runs {
+		for _, m := range r.Warnings {
+			ws = append(ws, r.Name+": "+m)
+		}
+	}
+	return ws
+}
+
+// writeWarnings writes the runs' warnings under a table, one a line, the
+// first after sep.
+func writeWarnings(w io.Writer, runs []Run, sep string) error {
+	for i, m := range Warnings(runs) {
+		if i == 0 && sep != "" {
+			if _, err := io.WriteString(w, sep); err != nil {
+				return err
+			}
+		}
+		if _, err := fmt.Fprintf(w, "warning: %s\n", m); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,8 +1,13 @@
-// Command benchwrk measures loadtest's efficiency against wrk: both run in
-// closed mode against the same trivial local endpoint, each pinned to the
-// same CPU, and the figure is requests per client CPU-second (user + system
-// time of the client process, so it does not depend on how fast the server
-// is). `make bench-loadtest` runs it.
+// Command benchwrk measures loadtest's own cost and its own error against a
+// trivial local endpoint. Cost is requests per client CPU-second (user +
+// system time of the client process, so it does not depend on how fast the
+// server is), against wrk's in a closed loop on the same endpoint and the
+// same pinned CPU: loadtest in closed mode and in open mode at each -rate,
+// with HDR recording and its metrics scrape on (the endpoint serves a small
+// /metrics). Error is an open run's lateness, the time from a request's
+// intended send to its actual send, which lands in every corrected latency.
+// Each figure is the median of -rounds runs, with the range.
+// `make bench-loadtest` runs it.
 package main
 
 import (
@@ -20,6 +25,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -28,6 +34,19 @@ import (
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// client is one row of the table: a command and how to read its count.
+type client struct {
+	name string
+	argv []string // "@" stands for the JSON report's path
+	read func(out []byte, jsonFile string) (sample, error)
+}
+
+// sample is what one run of a client measured.
+type sample struct {
+	requests int64
+	lag      *report.Latency // open runs: actual minus intended send time
 }
 
 // run is the whole program; it returns the exit code.
@@ -41,8 +60,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dur := fs.Duration("d", 5*time.Second, "duration of each run")
 	rounds := fs.Int("rounds", 3, "runs per client; the median counts")
 	cpu := fs.String("cpu", "1", "CPU list the clients are pinned to (taskset -c); empty: no pinning")
+	rates := fs.String("rate", "2000,20000", "comma-separated arrival rates of the open runs")
+	nethttp := fs.Bool("nethttp", true, "also measure loadtest's -client net/http in closed mode")
+	serveOnly := fs.String("serve", "", "only serve the endpoint on `ADDR` until interrupted (for profiling a client by hand)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *serveOnly != "" {
+		srv := &http.Server{Addr: *serveOnly, Handler: http.HandlerFunc(serve)}
+		go func() { <-ctx.Done(); _ = srv.Close() }()
+		if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(stderr, "benchwrk:", err)
+			return 1
+		}
+		return 0
 	}
 	if *conns < 1 || *dur <= 0 || *rounds < 1 {
 		fmt.Fprintln(stderr, "benchwrk: -c, -d and -rounds must be positive")
@@ -66,21 +97,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "benchwrk:", err)
 		return 1
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })}
+	srv := &http.Server{Handler: http.HandlerFunc(serve)}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	url := "http://" + ln.Addr().String() + "/"
+	base := "http://" + ln.Addr().String()
+	url, metrics := base+"/", base+"/metrics"
 
 	d := strconv.Itoa(int(dur.Seconds())) + "s"
 	c := strconv.Itoa(*conns)
-	clients := []struct {
-		name string
-		argv []string
-		read func(out []byte, jsonFile string) (int64, error)
-	}{
-		{"wrk -t1", []string{"wrk", "-t1", "-c" + c, "-d" + d, url}, wrkRequests},
-		{"loadtest (fast)", []string{*loadtest, "closed", "-c", c, "-d", d, "-json", "@", url}, loadtestRequests},
-		{"loadtest (net/http)", []string{*loadtest, "closed", "-client", "net/http", "-c", c, "-d", d, "-json", "@", url}, loadtestRequests},
+	lt := func(mode string, more ...string) []string {
+		return append([]string{*loadtest, mode, "-c", c, "-d", d, "-metrics", metrics, "-json", "@"}, append(more, url)...)
+	}
+	clients := []client{
+		{"wrk -t1 (closed)", []string{"wrk", "-t1", "-c" + c, "-d" + d, url}, wrkRequests},
+		{"loadtest closed", lt("closed"), loadtestRequests},
+	}
+	if *nethttp {
+		clients = append(clients, client{"loadtest closed, net/http", lt("closed", "-client", "net/http"), loadtestRequests})
+	}
+	for r := range strings.SplitSeq(*rates, ",") {
+		if _, err := strconv.ParseFloat(r, 64); err != nil {
+			fmt.Fprintf(stderr, "benchwrk: -rate %q: %v\n", r, err)
+			return 2
+		}
+		clients = append(clients, client{"loadtest open " + r + "/s", lt("open", "-rate", r), loadtestRequests})
 	}
 	tmp, err := os.MkdirTemp("", "benchwrk")
 	if err != nil {
@@ -89,73 +129,110 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(tmp)
 
-	fmt.Fprintf(stdout, "closed loop, %s connections, %s per run, median of %d runs; clients pinned to CPU %q, server elsewhere\n\n", c, d, *rounds, *cpu)
+	fmt.Fprintf(stdout, "%s connections, %s per run, median of %d runs [range]; clients pinned to CPU %q, server elsewhere\n\n", c, d, *rounds, *cpu)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "client\trequests\tCPU-seconds\trequests per CPU-second\tvs wrk\t")
+	fmt.Fprintln(tw, "client\trequests per CPU-second\tvs wrk\tlateness p50\tp99\tmax\t")
 	var wrk float64
 	for _, cl := range clients {
-		var rates []float64
-		var reqs int64
-		var cpus float64
+		var rates, p50s, p99s, maxs []float64
 		for i := range *rounds {
-			jsonFile := fmt.Sprintf("%s/run-%d.json", tmp, i)
-			argv := slices.Clone(cl.argv)
-			for j, a := range argv {
-				if a == "@" {
-					argv[j] = jsonFile
-				}
-			}
-			argv = append(slices.Clone(pin), argv...)
-			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Run(); err != nil {
-				fmt.Fprintf(stderr, "benchwrk: %s: %v\n%s", cl.name, err, out.Bytes())
-				return 1
-			}
-			n, err := cl.read(out.Bytes(), jsonFile)
+			s, cpu, err := runOnce(ctx, cl, pin, fmt.Sprintf("%s/run-%d.json", tmp, i))
 			if err != nil {
-				fmt.Fprintf(stderr, "benchwrk: %s: %v\n%s", cl.name, err, out.Bytes())
+				fmt.Fprintf(stderr, "benchwrk: %s: %v\n", cl.name, err)
 				return 1
 			}
-			cpu := (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
-			rates = append(rates, float64(n)/cpu)
-			reqs, cpus = n, cpu
+			rates = append(rates, float64(s.requests)/cpu)
+			if s.lag != nil {
+				p50s, p99s, maxs = append(p50s, s.lag.P50), append(p99s, s.lag.P99), append(maxs, s.lag.Max)
+			}
 		}
-		slices.Sort(rates)
-		med := rates[len(rates)/2]
+		med, lo, hi := spread(rates)
 		if wrk == 0 {
 			wrk = med
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.0f\t%.2fx\t\n", cl.name, reqs, cpus, med, med/wrk)
+		fmt.Fprintf(tw, "%s\t%.0f [%.0f-%.0f]\t%.2fx [%.2f-%.2f]\t%s\t%s\t%s\t\n", cl.name, med, lo, hi, med/wrk, lo/wrk, hi/wrk,
+			seconds(p50s), seconds(p99s), seconds(maxs))
 	}
 	_ = tw.Flush()
-	fmt.Fprintln(stdout, "\n(requests and CPU-seconds are from the last run; the rate is the median)")
+	fmt.Fprintln(stdout, "\n(vs wrk: against wrk's median; lateness: actual minus intended send time of the open runs)")
 	return 0
+}
+
+// runOnce runs cl once and returns what it measured and the CPU-seconds it used.
+func runOnce(ctx context.Context, cl client, pin []string, jsonFile string) (sample, float64, error) {
+	argv := slices.Clone(cl.argv)
+	for j, a := range argv {
+		if a == "@" {
+			argv[j] = jsonFile
+		}
+	}
+	argv = append(slices.Clone(pin), argv...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return sample{}, 0, fmt.Errorf("%v\n%s", err, out.Bytes())
+	}
+	s, err := cl.read(out.Bytes(), jsonFile)
+	if err != nil {
+		return sample{}, 0, fmt.Errorf("%v\n%s", err, out.Bytes())
+	}
+	return s, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds(), nil
+}
+
+// serve is the trivial endpoint, and a /metrics page for loadtest's scrape.
+func serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/metrics" {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = io.WriteString(w, "# TYPE go_goroutines gauge\ngo_goroutines 8\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1\n")
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}
+
+// spread returns the median, the least and the greatest of xs.
+func spread(xs []float64) (med, lo, hi float64) {
+	slices.Sort(xs)
+	return xs[len(xs)/2], xs[0], xs[len(xs)-1]
+}
+
+// seconds formats the median and range of durations in seconds, or "-".
+func seconds(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	med, lo, hi := spread(xs)
+	return fmt.Sprintf("%s [%s-%s]", report.FormatSeconds(med), report.FormatSeconds(lo), report.FormatSeconds(hi))
 }
 
 var wrkTotal = regexp.MustCompile(`(\d+) requests in`)
 
-func wrkRequests(out []byte, _ string) (int64, error) {
+func wrkRequests(out []byte, _ string) (sample, error) {
 	m := wrkTotal.FindSubmatch(out)
 	if m == nil {
-		return 0, errors.New("no request count in wrk's output")
+		return sample{}, errors.New("no request count in wrk's output")
 	}
-	return strconv.ParseInt(string(m[1]), 10, 64)
+	n, err := strconv.ParseInt(string(m[1]), 10, 64)
+	return sample{requests: n}, err
 }
 
-func loadtestRequests(_ []byte, jsonFile string) (int64, error) {
+func loadtestRequests(_ []byte, jsonFile string) (sample, error) {
 	f, err := os.Open(jsonFile)
 	if err != nil {
-		return 0, err
+		return sample{}, err
 	}
 	defer f.Close()
 	rep, err := report.Read(f)
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", jsonFile, err)
+		return sample{}, fmt.Errorf("reading %s: %w", jsonFile, err)
 	}
 	if len(rep.Runs) != 1 {
-		return 0, fmt.Errorf("%s: %d runs, want 1", jsonFile, len(rep.Runs))
+		return sample{}, fmt.Errorf("%s: %d runs, want 1", jsonFile, len(rep.Runs))
 	}
-	return rep.Runs[0].Sent, nil
+	r := rep.Runs[0]
+	s := sample{requests: r.Sent}
+	if r.Settings.Mode == "open" {
+		s.lag = r.Latency.SchedulerLag
+	}
+	return s, nil
 }

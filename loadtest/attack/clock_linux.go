@@ -1,0 +1,59 @@
+package attack
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// preciseTimer waits on a timerfd: the kernel's high-resolution timer,
+// read through the Go netpoller, so a waiting worker parks like one that
+// waits for its socket and wakes within microseconds of its deadline. A
+// time.Timer wakes an idle process only at the resolution of the netpoller's
+// epoll_wait timeout, a millisecond, which put about half a millisecond of
+// the generator's own delay into every corrected latency at low rates.
+type preciseTimer struct {
+	fd   int
+	f    *os.File // owns fd; reads park in the netpoller
+	stop func() bool
+	buf  [8]byte
+}
+
+// newPreciseTimer returns a timer that ctx's end fires at once, or nil
+// when the system has no timerfd (the caller then uses a time.Timer).
+func newPreciseTimer(ctx context.Context) *preciseTimer {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	t := &preciseTimer{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}
+	t.stop = context.AfterFunc(ctx, func() { t.arm(1) })
+	return t
+}
+
+func (t *preciseTimer) arm(d time.Duration) error {
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	return unix.TimerfdSettime(t.fd, 0, &spec, nil)
+}
+
+// wait blocks for d (> 0) or until ctx, the context newPreciseTimer was
+// given, ends; it reports whether d passed.
+func (t *preciseTimer) wait(ctx context.Context, d time.Duration) bool {
+	if t.arm(d) != nil {
+		return false
+	}
+	// Armed before the check: a cancellation after it re-arms the timer to
+	// fire at once, one before it is seen here.
+	if ctx.Err() != nil {
+		return false
+	}
+	_, err := t.f.Read(t.buf[:])
+	return err == nil && ctx.Err() == nil
+}
+
+func (t *preciseTimer) close() {
+	t.stop()
+	_ = t.f.Close()
+}
