@@ -28,6 +28,21 @@ func newIssuer(cfg Config) (*issuer, error) {
 	return &issuer{permits: newFixed(cfg.Permits), mode: "fixed"}, nil
 }
 
+// ValidateLimit checks a LIMIT as SetLimit does: adaptive, or at least one
+// permit.
+func ValidateLimit(permits int, adaptive bool) error {
+	if !adaptive && permits < 1 {
+		return fmt.Errorf("limiter: LIMIT must be at least 1 permit or adaptive, got %d", permits)
+	}
+	return nil
+}
+
+// ValidateBounds checks LIMIT_MIN and LIMIT_MAX as SetBounds does.
+func ValidateBounds(lo, hi int) error {
+	_, _, err := validBounds(lo, hi)
+	return err
+}
+
 // SetLimit changes LIMIT live: a fixed number of permits, or the adaptive
 // limit. A fixed limit is resized in place: a smaller one revokes no permit
 // held and admits nobody until fewer than the new limit are held. A change
@@ -48,8 +63,8 @@ func (l *Limiter) SetLimit(permits int, adaptive bool) error {
 		cfg.Adaptive = true
 		return l.swap(cfg)
 	}
-	if permits < 1 {
-		return fmt.Errorf("limiter: LIMIT must be at least 1 permit or adaptive, got %d", permits)
+	if err := ValidateLimit(permits, false); err != nil {
+		return err
 	}
 	if f, ok := cur.permits.(*fixed); ok {
 		f.resize(permits)
@@ -90,7 +105,7 @@ func (l *Limiter) SetWait(d time.Duration) {
 // at the next switch to adaptive. Bounds with min above max are an error
 // and change nothing; unchanged bounds change nothing.
 func (l *Limiter) SetBounds(lo, hi int) error {
-	if _, _, err := validBounds(lo, hi); err != nil {
+	if err := ValidateBounds(lo, hi); err != nil {
 		return err
 	}
 	l.mu.Lock()

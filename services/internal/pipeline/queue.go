@@ -31,22 +31,27 @@ func (q *fifo[T]) push(v T) {
 }
 
 // pop takes the oldest item, waiting for one. It returns false when the
-// queue is closed and empty, or when it is empty and leave (if not nil)
-// says the caller is one worker too many (crew.leave): a queued item is
-// always taken first.
+// queue is closed and empty, or when leave (if not nil) says the caller is
+// one worker too many (crew.leave); a worker that leaves passes the wake-up
+// it may have had for a queued item on to another.
 func (q *fifo[T]) pop(leave func() bool) (T, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	var zero T
 	for {
+		if leave != nil && leave() {
+			if len(q.items) > 0 {
+				q.cond.Signal()
+			}
+			return zero, false
+		}
 		if len(q.items) > 0 {
 			v := q.items[0]
-			var zero T
 			q.items[0] = zero
 			q.items = q.items[1:]
 			return v, true
 		}
-		if q.closed || (leave != nil && leave()) {
-			var zero T
+		if q.closed {
 			return zero, false
 		}
 		q.cond.Wait()

@@ -2,8 +2,9 @@ package pipeline
 
 import "fmt"
 
-// validate checks the sizes that Resize may change.
-func (c Config) validate() error {
+// Validate checks the sizes that Resize may change, as Resize does: a
+// caller that applies several changes at once can check them all first.
+func (c Config) Validate() error {
 	switch {
 	case c.Workers < 1:
 		return fmt.Errorf("pipeline: WORKERS must be at least 1, got %d", c.Workers)
@@ -46,7 +47,7 @@ func (p *Pipeline) config() *Config { return p.live.Load() }
 // A bad value is an error and changes nothing; so is a Resize after Close
 // began (ErrClosed).
 func (p *Pipeline) Resize(c Config) error {
-	if err := c.validate(); err != nil {
+	if err := c.Validate(); err != nil {
 		return err
 	}
 	p.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/services/internal/audit"
 
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
@@ -192,4 +193,41 @@ func TestResizeValidates(t *testing.T) {
 	if err := p.Resize(p.Config()); !errors.Is(err, ErrClosed) {
 		t.Errorf("Resize after Close = %v, want ErrClosed", err)
 	}
+}
+
+// An audit stage started with AUDIT_DELAY=0 audits the orders placed after
+// SetDelay, and its queue bound follows AUDIT_QUEUE.
+func TestAuditLive(t *testing.T) {
+	rec, err := audit.New(0, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Workers: 1, BatchMax: 1, QueueCapacity: 4, PriceWorkers: 1, Audit: rec, AuditWorkers: 1, AuditQueue: 1}
+	p, reg := newPipeline(t, cfg, openStore(t))
+	if got := stageGauge(t, reg, "orderlab_pipeline_workers", "audit"); got != 1 {
+		t.Errorf("audit workers gauge = %v with auditing off, want 1", got)
+	}
+	rec.SetDelay(2 * time.Second)
+	for i := range 2 { // one in the audit worker, one queued
+		if _, err := place(context.Background(), p, input(i), "", 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rej *overload.RejectedError
+	if _, err := p.Admit(context.Background(), model.PlaceOrder); !errors.As(err, &rej) || rej.Resource != "audit queue" {
+		t.Fatalf("a third order with two audit writes pending = %v, want an audit queue rejection", err)
+	}
+	c := p.Config()
+	c.AuditQueue = 2
+	if err := p.Resize(c); err != nil {
+		t.Fatal(err)
+	}
+	if got := stageGauge(t, reg, "orderlab_pipeline_queue_capacity", "audit"); got != 3 {
+		t.Errorf("audit capacity gauge = %v after AUDIT_QUEUE=2, want 3", got)
+	}
+	a, err := p.Admit(context.Background(), model.PlaceOrder)
+	if err != nil {
+		t.Fatalf("a third order after AUDIT_QUEUE=2: %v", err)
+	}
+	a.Release()
 }
