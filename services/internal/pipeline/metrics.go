@@ -51,7 +51,7 @@ func newMetrics(reg prometheus.Registerer, p *Pipeline) (*metrics, error) {
 	}
 	cs := []prometheus.Collector{m.enqueueWait, m.rejections, m.batchSize, m.commitSeconds}
 	cs = append(cs, stage("intake", p.intake.len, p.slots.Size, fixed(p.cfg.PriceWorkers), p.priceBusy.Load)...)
-	cs = append(cs, stage("persist", func() int { return len(p.persist) }, fixed(cap(p.persist)), running(p.workers), p.persistBusy.Load)...)
+	cs = append(cs, stage("persist", func() int { return len(p.persist) }, p.handoff.Size, running(p.workers), p.persistBusy.Load)...)
 	if p.cfg.Audit != nil {
 		cs = append(cs, stage("audit", p.audits.len, p.auditSlots.Size, running(p.auditors), p.auditBusy.Load)...)
 	}

@@ -27,6 +27,7 @@ func (p *Pipeline) persistWorker() {
 			if !ok {
 				return
 			}
+			p.handoff.Release()
 			p.work(first)
 		case <-p.workers.woken():
 		}
@@ -72,6 +73,7 @@ func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
 		if !ok {
 			return batch, nil
 		}
+		p.handoff.Release()
 		if j.op == model.HoldConnection {
 			return batch, j
 		}

@@ -76,6 +76,11 @@ type Config struct {
 	AuditQueue   int
 }
 
+// maxHandoff is the room made in the persist channel for a BATCH_MAX that
+// grows live; beyond it a price worker's send waits for room, which is
+// backpressure all the same.
+const maxHandoff = 1024
+
 // Pipeline runs the stages. Start it with New, stop it with Close; Resize
 // changes its sizes while it runs (resize.go).
 type Pipeline struct {
@@ -96,6 +101,9 @@ type Pipeline struct {
 	slots   *gate.Gate
 	intake  *fifo[*job]
 	persist chan *job
+	// handoff bounds persist to BATCH_MAX jobs: the price stage takes a
+	// permit before it sends, a worker gives it back when it receives.
+	handoff *gate.Gate
 	audits  *fifo[order.Order]
 	// auditSlots counts reserved audit slots (AUDIT_QUEUE+AUDIT_WORKERS):
 	// queued, in a worker, or held by an order on its way there.
@@ -131,11 +139,14 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
 		slots:  gate.New(cfg.QueueCapacity),
 		intake: newFIFO[*job](),
-		// One batch's worth: beyond QUEUE_CAPACITY, what is admitted but
-		// not yet committed is this, the jobs in pricing and those in the
-		// workers' batches, so WORKERS=200 BATCH_MAX=1 QUEUE_CAPACITY=100
-		// behaves like Tomcat's 200 threads and accept queue of 100.
-		persist:        make(chan *job, cfg.BatchMax),
+		// One batch's worth (handoff): beyond QUEUE_CAPACITY, what is
+		// admitted but not yet committed is this, the jobs in pricing and
+		// those in the workers' batches, so WORKERS=200 BATCH_MAX=1
+		// QUEUE_CAPACITY=100 behaves like Tomcat's 200 threads and accept
+		// queue of 100. The channel has room for a BATCH_MAX raised live up
+		// to maxHandoff.
+		persist:        make(chan *job, max(cfg.BatchMax, maxHandoff)),
+		handoff:        gate.New(cfg.BatchMax),
 		audits:         newFIFO[order.Order](),
 		auditSlots:     gate.New(cfg.AuditQueue + cfg.AuditWorkers),
 		intakeReleased: overload.NewReleaseRate(),

@@ -36,9 +36,9 @@ func (p *Pipeline) config() *Config { return p.live.Load() }
 // are ignored. Nothing admitted is lost:
 //   - workers: new ones start at once; extra ones leave when they have
 //     committed the batch in hand;
-//   - BATCH_MAX and BATCH_WAIT: from the next batch a worker fills (the
-//     hand-off buffer between pricing and the workers keeps the BATCH_MAX
-//     it was started with);
+//   - BATCH_MAX and BATCH_WAIT: from the next batch a worker fills, and
+//     BATCH_MAX bounds the hand-off between pricing and the workers at
+//     once (up to maxHandoff);
 //   - QUEUE_CAPACITY and AUDIT_QUEUE: the bound of the queue; below the
 //     queue's depth, queued jobs stay and Admit rejects until it has
 //     drained under the new bound;
@@ -61,6 +61,7 @@ func (p *Pipeline) Resize(c Config) error {
 	live.AuditWorkers, live.AuditQueue = c.AuditWorkers, c.AuditQueue
 	p.live.Store(&live)
 	p.slots.Resize(c.QueueCapacity)
+	p.handoff.Resize(c.BatchMax)
 	p.auditSlots.Resize(c.AuditQueue + c.AuditWorkers)
 	p.workers.resize(c.Workers, p.persistWorker)
 	if p.cfg.Audit != nil {

@@ -91,6 +91,9 @@ func TestResizeUnderLoad(t *testing.T) {
 		if got := stageGauge(t, reg, "orderlab_pipeline_queue_capacity", "intake"); got != float64(step.queue) {
 			t.Errorf("intake capacity gauge = %v, want %d", got, step.queue)
 		}
+		if got := stageGauge(t, reg, "orderlab_pipeline_queue_capacity", "persist"); got != float64(step.batch) {
+			t.Errorf("persist capacity gauge = %v, want BATCH_MAX %d", got, step.batch)
+		}
 		for deadline := time.Now().Add(10 * time.Second); stageGauge(t, reg, "orderlab_pipeline_workers", "persist") != float64(step.workers); {
 			if time.Now().After(deadline) {
 				t.Fatalf("persist workers gauge = %v 10s after WORKERS=%d",
