@@ -19,7 +19,8 @@
 // the edge instead of stalling the orders already admitted behind a full
 // audit queue.
 //
-// Every channel is bounded. When the workers fall behind the persist queue
+// Every queue is bounded, by a gate (services/internal/gate) whose size
+// changes live (resize.go). When the workers fall behind the persist queue
 // fills, pricing blocks, the intake queue fills, and Admit rejects: the
 // backpressure reaches the HTTP edge as a 429 instead of piling up goroutines.
 package pipeline
