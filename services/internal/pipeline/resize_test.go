@@ -126,8 +126,13 @@ func TestResizeUnderLoad(t *testing.T) {
 // until it has drained under the new bound.
 func TestResizeQueueBelowDepth(t *testing.T) {
 	release := make(chan struct{})
-	cfg := Config{Workers: 1, BatchMax: 1, QueueCapacity: 4, PriceWorkers: 1, AuditWorkers: 1, AuditQueue: 1}
+	// ENQUEUE_WAIT: every hold gets in, however the admissions and the
+	// price stage interleave.
+	cfg := Config{Workers: 1, BatchMax: 1, QueueCapacity: 4, EnqueueWait: time.Minute, PriceWorkers: 1, AuditWorkers: 1, AuditQueue: 1}
 	p, reg := newPipeline(t, cfg, blockingStore{release: release})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before the pipeline's Close, should the test fail first
 	// One in the worker, one in the hand-off buffer, one in pricing, four
 	// in intake.
 	const jobs = 7
@@ -141,7 +146,7 @@ func TestResizeQueueBelowDepth(t *testing.T) {
 		}
 	}
 	c := p.Config()
-	c.QueueCapacity = 2
+	c.QueueCapacity, c.EnqueueWait = 2, 0 // and reject at once from now on
 	if err := p.Resize(c); err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +157,7 @@ func TestResizeQueueBelowDepth(t *testing.T) {
 	if _, err := p.Admit(context.Background(), model.PlaceOrder); !errors.As(err, &rej) {
 		t.Fatalf("Admit over a shrunk queue = %v, want a rejection", err)
 	}
-	close(release)
+	unblock()
 	for range jobs {
 		if err := <-errs; err != nil {
 			t.Errorf("a queued job after the shrink: %v", err)
