@@ -1,7 +1,9 @@
 // Package limiter owns the limit on concurrent database access in the
 // semaphore service: a fixed number of permits (x/sync/semaphore) or an
-// adaptive limit (failsafe-go's adaptivelimiter) that finds the pool's
-// capacity from latency, with their metrics, wait spans and Retry-After.
+// adaptive limit that finds the pool's capacity, from the pool's own
+// acquire waits when it can read them (poolwait.go) or else from latency
+// (failsafe-go's adaptivelimiter, adaptive.go), with their metrics, wait
+// spans and Retry-After.
 package limiter
 
 import (
@@ -31,6 +33,9 @@ type Config struct {
 	// Wait is the longest a request waits for a permit before it is
 	// rejected (LIMIT_WAIT); 0 rejects at once.
 	Wait time.Duration
+	// PoolWaits, when set, reads the pool the permits guard, and the
+	// adaptive limit watches it (poolLimit) instead of request latency.
+	PoolWaits func() PoolWaits
 }
 
 // Rejection reasons, the reason label of orderlab_limiter_rejections_total.
@@ -91,6 +96,12 @@ func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limit
 		}, []string{"reason"}),
 	}
 	switch {
+	case cfg.Adaptive && cfg.PoolWaits != nil:
+		p, err := newPoolLimit(cfg)
+		if err != nil {
+			return nil, err
+		}
+		l.permits, l.mode = p, "adaptive"
 	case cfg.Adaptive:
 		a, err := newAdaptive(cfg)
 		if err != nil {

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"time"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -63,4 +65,12 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.canceled, float64(s.CanceledAcquireCount()))
 	counter(c.acquireSec, s.AcquireDuration().Seconds())
 	counter(c.emptySec, s.EmptyAcquireWaitTime().Seconds())
+}
+
+// AcquireWaits are the pool's cumulative acquire counters: acquires, the
+// ones that found the pool empty and waited, and the time those waited.
+// The semaphore's adaptive limit watches them (limiter.Config.PoolWaits).
+func (s *Store) AcquireWaits() (acquires, waited int64, waitTime time.Duration) {
+	st := s.pool.Stat()
+	return st.AcquireCount(), st.EmptyAcquireCount(), st.EmptyAcquireWaitTime()
 }
