@@ -22,3 +22,12 @@ func RaiseOpenFiles() (int, error) {
 	}
 	return int(min(lim.Cur, 1<<30)), nil
 }
+
+// OpenFiles is this process's soft open-files limit, unchanged.
+func OpenFiles() (int, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, err
+	}
+	return int(min(lim.Cur, 1<<30)), nil
+}

@@ -1,7 +1,8 @@
 // Command semaphore is the order service that bounds database access with a
 // limit in front of the pool: the Go counterpart of virtual threads guarded
 // by Semaphore(25). The limit is fixed (LIMIT=n, x/sync/semaphore) or
-// adaptive (LIMIT=adaptive: it finds the pool's capacity from latency). A
+// adaptive (LIMIT=adaptive: it finds the pool's capacity from the pool's
+// own acquire waits). A
 // request takes its permit before its body is read, waits at most
 // LIMIT_WAIT for one and is then rejected with 429 and a Retry-After, so
 // overload never reaches the pool and a rejection costs no decoding. Its
@@ -44,6 +45,10 @@ func configure(env *app.Env, cfg app.Config) app.Builder {
 		}
 	}
 	return func(d app.Deps) (model.Model, error) {
+		lc.PoolWaits = func() limiter.PoolWaits {
+			acquires, waited, waitTime := d.Store.AcquireWaits()
+			return limiter.PoolWaits{Acquires: acquires, Waited: waited, WaitTime: waitTime}
+		}
 		lim, err := limiter.New(lc, d.Registry, d.Tracer)
 		if err != nil {
 			return nil, err

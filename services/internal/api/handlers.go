@@ -37,7 +37,7 @@ func serve(log *slog.Logger, h handler) gin.HandlerFunc {
 // down); an admitted one is handed to h, and released once it is answered.
 func admitted(m model.Model, op model.Op, log *slog.Logger, h admittedHandler) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := m.Admit(c.Request.Context(), op)
+		a, err := admit(c.Request.Context(), m, op)
 		if err != nil {
 			writeError(c, log, err)
 			return
@@ -46,6 +46,19 @@ func admitted(m model.Model, op model.Op, log *slog.Logger, h admittedHandler) g
 		status, body, err := h(c, a)
 		answer(c, log, status, body, err)
 	}
+}
+
+// admit is the request's admission for op: the edge's (admission.go), bound
+// to the request's span and deadline now that they exist, or the model's.
+func admit(ctx context.Context, m model.Model, op model.Op) (model.Admitted, error) {
+	if g := edgeAdmission(ctx); g != nil && g.op == op {
+		if g.err != nil {
+			return nil, g.err
+		}
+		g.a.Bind(ctx)
+		return g.a, nil
+	}
+	return m.Admit(ctx, op)
 }
 
 // answer writes a handler's outcome: its error's problem, or body as JSON.

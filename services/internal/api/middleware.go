@@ -44,11 +44,16 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 // instrument records each request's latency, labelled by the route template
 // (never the raw path) and a known method, with the trace id as an exemplar.
 // It records in a deferred call so that a panicking handler is counted too.
+// A request the edge admitted is in flight and timed from the edge on.
 func (m *metrics) instrument(c *gin.Context) {
-	m.inFlight.Inc()
 	start := time.Now()
+	if g := edgeAdmission(c.Request.Context()); g != nil {
+		start = g.start
+	} else {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+	}
 	defer func() {
-		m.inFlight.Dec()
 		route := c.FullPath()
 		if route == "" {
 			route = "unmatched"
@@ -72,10 +77,16 @@ func methodLabel(m string) string {
 
 // timeout gives every request the deadline d (REQUEST_TIMEOUT), like
 // HikariCP's connection-timeout: a request still waiting for the pool when
-// it passes is answered 503.
+// it passes is answered 503. The deadline counts from the edge's admission
+// when the edge admitted the request, so that the wait for a permit is
+// inside it as it is for a request admitted in gin.
 func timeout(d time.Duration) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
+		deadline := time.Now().Add(d)
+		if g := edgeAdmission(c.Request.Context()); g != nil {
+			deadline = g.start.Add(d)
+		}
+		ctx, cancel := context.WithDeadline(c.Request.Context(), deadline)
 		defer cancel()
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()

@@ -157,14 +157,29 @@ var (
 // the limiter's or the queue's rejection counter.
 func rejectedProblem(c *gin.Context, r *overload.RejectedError) {
 	setRetryAfter(c, r.RetryAfter)
-	body, ok := rejectionBodies.Load(r.Resource)
+	writeProblemBytes(c, http.StatusTooManyRequests, rejectionBody(r.Resource))
+}
+
+// writeRejection is rejectedProblem for the edge (admission.go), which
+// answers before gin: the same header and body on a bare ResponseWriter.
+func writeRejection(w http.ResponseWriter, r *overload.RejectedError) {
+	h := w.Header()
+	h["Retry-After"] = retryAfterHeader(r.RetryAfter)
+	h["Content-Type"] = problemContentType
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write(rejectionBody(r.Resource))
+}
+
+// rejectionBody is the 429 body of resource, rendered on first use.
+func rejectionBody(resource string) []byte {
+	body, ok := rejectionBodies.Load(resource)
 	if !ok {
-		body, _ = rejectionBodies.LoadOrStore(r.Resource, renderProblem(Problem{
+		body, _ = rejectionBodies.LoadOrStore(resource, renderProblem(Problem{
 			Type: problemBase + "overloaded", Title: "Too many requests", Status: http.StatusTooManyRequests,
-			Detail: "the " + r.Resource + " is full; retry after the Retry-After header's seconds",
+			Detail: "the " + resource + " is full; retry after the Retry-After header's seconds",
 		}))
 	}
-	writeProblemBytes(c, http.StatusTooManyRequests, body.([]byte))
+	return body.([]byte)
 }
 
 // rejectionBodies holds the 429 body of each resource, rendered on first use.
@@ -292,7 +307,11 @@ var retryAfterValues = func() [][]string {
 // setRetryAfter sets Retry-After to d in whole seconds, rounded up, between
 // MinRetryAfter and MaxRetryAfter.
 func setRetryAfter(c *gin.Context, d time.Duration) {
+	c.Writer.Header()["Retry-After"] = retryAfterHeader(d)
+}
+
+// retryAfterHeader is the shared header value of a Retry-After of d.
+func retryAfterHeader(d time.Duration) []string {
 	d = min(max(d, overload.MinRetryAfter), overload.MaxRetryAfter)
-	s := int((d + time.Second - 1) / time.Second)
-	c.Writer.Header()["Retry-After"] = retryAfterValues[s]
+	return retryAfterValues[int((d+time.Second-1)/time.Second)]
 }

@@ -72,7 +72,7 @@ func NewServer(cfg Config, m model.Model, db Pinger, ready func() bool,
 	r.NoRoute(func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
 	r.NoMethod(func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
 	addRoutes(r, cfg, m, db, ready, log, met)
-	return r, nil
+	return newEdge(r, m, met), nil
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }

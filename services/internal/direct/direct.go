@@ -92,6 +92,12 @@ func (a *admitted) HoldConnection(ctx context.Context, d time.Duration, conns in
 	return a.m.store.HoldConnection(ctx, d, conns)
 }
 
+func (a *admitted) Bind(ctx context.Context) {
+	if a.permit != nil {
+		a.permit.Bind(ctx)
+	}
+}
+
 func (a *admitted) Release() {
 	if a.permit != nil {
 		a.permit.Release()

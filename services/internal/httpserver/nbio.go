@@ -13,6 +13,8 @@ import (
 	"github.com/lesismal/nbio"
 	"github.com/lesismal/nbio/nbhttp"
 	"github.com/lesismal/nbio/taskpool"
+
+	"github.com/orderlab/orderlab/internal/proc"
 )
 
 // nbioServer is nbio's nbhttp engine serving the handler, with what
@@ -37,10 +39,30 @@ type nbioServer struct {
 	done     chan struct{}
 }
 
+// maxDefaultHandlerPool bounds the default pool where the open-files limit
+// is huge (a million in many containers): 65,536 parked handlers already
+// hold about 0.5 GiB of stacks.
+const maxDefaultHandlerPool = 1 << 16
+
+// defaultHandlerPool is one handler goroutine for every connection the
+// process may have open, so that a request read in full never waits for a
+// goroutine: each request in flight holds a connection, and so a
+// descriptor. nbio's own default, 1024 per GOMAXPROCS, served 5,000
+// requests in flight in rounds and lost to net/http at the tail
+// (docs/admission.md). The pool starts its goroutines on demand, so a
+// large bound costs nothing while idle.
+func defaultHandlerPool() int {
+	n := 1024 * runtime.GOMAXPROCS(0)
+	if files, err := proc.OpenFiles(); err == nil {
+		n = max(n, min(files, maxDefaultHandlerPool))
+	}
+	return n
+}
+
 func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) *nbioServer {
 	size := cfg.HandlerPool
 	if size <= 0 {
-		size = 1024 * runtime.GOMAXPROCS(0)
+		size = defaultHandlerPool()
 	}
 	m.poolSize = size
 	setNBIOLogger(cfg.Log)

@@ -71,8 +71,8 @@ type Limits struct {
 type Config struct {
 	Kind   Kind
 	Limits Limits
-	// HandlerPool is nbio's most handler goroutines; 0 is nbio's default,
-	// 1024 per GOMAXPROCS. net/http has no pool.
+	// HandlerPool is nbio's most handler goroutines; 0 sizes the pool
+	// from the open-files limit (defaultHandlerPool). net/http has no pool.
 	HandlerPool int
 	// BodyTooLarge is the body (application/problem+json) of the 413 nbio
 	// answers itself for a Content-Length over MaxBufferedBody, so that it

@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
+
+	"github.com/orderlab/orderlab/internal/proc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -293,5 +296,22 @@ func TestHeadAnswersWithoutBody(t *testing.T) {
 				t.Fatalf("GET after HEAD = %d %q", resp.StatusCode, body)
 			}
 		})
+	}
+}
+
+// nbio's default pool has a goroutine for every descriptor the process may
+// open (each request in flight holds one), so that no request read in full
+// waits for a goroutine; HTTP_HANDLER_POOL still sets it.
+func TestNBIODefaultPoolFollowsOpenFiles(t *testing.T) {
+	files, err := proc.OpenFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := max(1024*runtime.GOMAXPROCS(0), min(files, maxDefaultHandlerPool))
+	if v := start(t, NBIO, testLimits, 0, http.HandlerFunc(hello)).gauge(t, "orderlab_http_handler_pool_size", ""); v != float64(want) {
+		t.Errorf("default pool size = %v, want %d (open files %d)", v, want, files)
+	}
+	if v := start(t, NBIO, testLimits, 7, http.HandlerFunc(hello)).gauge(t, "orderlab_http_handler_pool_size", ""); v != 7 {
+		t.Errorf("pool size with HandlerPool 7 = %v", v)
 	}
 }

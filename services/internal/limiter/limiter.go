@@ -1,7 +1,9 @@
 // Package limiter owns the limit on concurrent database access in the
 // semaphore service: a fixed number of permits (x/sync/semaphore) or an
-// adaptive limit (failsafe-go's adaptivelimiter) that finds the pool's
-// capacity from latency, with their metrics, wait spans and Retry-After.
+// adaptive limit that finds the pool's capacity, from the pool's own
+// acquire waits when it can read them (poolwait.go) or else from latency
+// (failsafe-go's adaptivelimiter, adaptive.go), with their metrics, wait
+// spans and Retry-After.
 package limiter
 
 import (
@@ -31,6 +33,9 @@ type Config struct {
 	// Wait is the longest a request waits for a permit before it is
 	// rejected (LIMIT_WAIT); 0 rejects at once.
 	Wait time.Duration
+	// PoolWaits, when set, reads the pool the permits guard, and the
+	// adaptive limit watches it (poolLimit) instead of request latency.
+	PoolWaits func() PoolWaits
 }
 
 // Rejection reasons, the reason label of orderlab_limiter_rejections_total.
@@ -124,42 +129,69 @@ func (l *Limiter) Limit() int { return l.cur.Load().limit() }
 // gives it back to where it came from. When none comes in time the
 // error is an *overload.RejectedError with a Retry-After derived from the
 // queue in front of the permits and the rate they are given back; when ctx
-// ends first it is ctx's error.
+// ends first it is ctx's error. The wait is a limiter.wait span under ctx's
+// span when ctx's request is traced; a request admitted before its span
+// began (the API's gate) gets the span from Permit.Bind, and a rejection
+// there gets none: it is counted, not traced (docs/admission.md).
 func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
-	start := time.Now()
 	is := l.cur.Load()
-	_, span := l.tracer.Start(ctx, "limiter.wait", trace.WithAttributes(
-		attribute.Int("limiter.limit", is.limit()),
-		attribute.Int64("limiter.waiters", l.waiters.Load()),
-	))
-	defer span.End()
-
+	w := waitSpan{start: time.Now(), limit: is.limit(), waiters: l.waiters.Load()}
 	release, ok := is.tryAcquire()
 	if !ok {
 		var reason string
 		release, reason = l.waitForPermit(ctx, is)
 		if release == nil {
-			waited := time.Since(start)
+			w.waited = time.Since(w.start)
 			if ctx.Err() != nil {
-				l.observe(ctx, span, "canceled", waited)
-				span.SetStatus(codes.Error, "canceled while waiting")
+				l.observe(ctx, &w, "canceled", "canceled while waiting")
 				return nil, ctx.Err()
 			}
-			l.observe(ctx, span, "rejected", waited)
+			l.observe(ctx, &w, "rejected", "rejected: "+reason)
 			l.rejections.WithLabelValues(reason).Inc()
-			span.SetStatus(codes.Error, "rejected: "+reason)
-			return nil, &overload.RejectedError{Resource: "semaphore", Waited: waited,
+			return nil, &overload.RejectedError{Resource: "semaphore", Waited: w.waited,
 				RetryAfter: l.released.RetryAfter(int(l.waiters.Load()))}
 		}
 	}
-	l.observe(ctx, span, "acquired", time.Since(start))
+	w.waited = time.Since(w.start)
+	l.observe(ctx, &w, "acquired", "")
 	l.inUse.Add(1)
-	return &Permit{l: l, ctx: ctx, release: release}, nil
+	p := &Permit{l: l, ctx: ctx, release: release, wait: w}
+	p.traced = w.traced(ctx)
+	return p, nil
 }
 
-func (l *Limiter) observe(ctx context.Context, span trace.Span, outcome string, waited time.Duration) {
-	telemetry.Observe(ctx, l.waitSeconds.WithLabelValues(outcome), waited.Seconds())
-	span.SetAttributes(attribute.String("limiter.outcome", outcome))
+func (l *Limiter) observe(ctx context.Context, w *waitSpan, outcome, failure string) {
+	telemetry.Observe(ctx, l.waitSeconds.WithLabelValues(outcome), w.waited.Seconds())
+	w.outcome, w.failure = outcome, failure
+	w.record(ctx, l.tracer)
+}
+
+// waitSpan is what the limiter.wait span of one Acquire says, kept so that
+// the span can be recorded once the request's own span exists.
+type waitSpan struct {
+	start            time.Time
+	waited           time.Duration
+	limit            int
+	waiters          int64
+	outcome, failure string
+}
+
+func (w *waitSpan) traced(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
+
+// record makes the span under ctx's span, if ctx's request is traced.
+func (w *waitSpan) record(ctx context.Context, tracer trace.Tracer) {
+	if !w.traced(ctx) {
+		return
+	}
+	_, span := tracer.Start(ctx, "limiter.wait", trace.WithTimestamp(w.start), trace.WithAttributes(
+		attribute.Int("limiter.limit", w.limit),
+		attribute.Int64("limiter.waiters", w.waiters),
+		attribute.String("limiter.outcome", w.outcome),
+	))
+	if w.failure != "" {
+		span.SetStatus(codes.Error, w.failure)
+	}
+	span.End(trace.WithTimestamp(w.start.Add(w.waited)))
 }
 
 // waitForPermit waits at most LIMIT_WAIT for a permit of is. It returns
@@ -190,6 +222,21 @@ type Permit struct {
 	ctx     context.Context
 	release func(done bool)
 	once    atomic.Bool
+	wait    waitSpan
+	traced  bool // the wait's span is recorded
+}
+
+// Bind ties a permit taken before its request's span and deadline existed
+// (the API's gate) to the request's context ctx: the wait becomes a
+// limiter.wait span under ctx's span, and ctx's deadline decides whether
+// the work completed (Release). Call it on the request's goroutine, before
+// the work.
+func (p *Permit) Bind(ctx context.Context) {
+	p.ctx = ctx
+	if !p.traced {
+		p.wait.record(ctx, p.l.tracer)
+		p.traced = p.wait.traced(ctx)
+	}
 }
 
 // Release gives the permit back, once. Work whose request ran out of time

@@ -15,6 +15,13 @@ type issuer struct {
 }
 
 func newIssuer(cfg Config) (*issuer, error) {
+	if cfg.Adaptive && cfg.PoolWaits != nil {
+		p, err := newPoolLimit(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &issuer{permits: p, mode: "adaptive"}, nil
+	}
 	if cfg.Adaptive {
 		a, err := newAdaptive(cfg)
 		if err != nil {

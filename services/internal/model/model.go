@@ -56,6 +56,12 @@ type Admitted interface {
 	// while the ones before it are held (conns above 1: a nested acquire,
 	// docs/scenarios: nested-acquire), and runs pg_sleep(d) on the last.
 	HoldConnection(ctx context.Context, d time.Duration, conns int) error
+	// Bind ties an admission made before the request's span and deadline
+	// existed (the API admits below its framework) to the request's
+	// context ctx: the admission's wait becomes a span under ctx's span,
+	// and ctx's deadline is the request's from then on. Call it before the
+	// one call.
+	Bind(ctx context.Context)
 	// Release gives back what the model reserved for the request.
 	Release()
 }

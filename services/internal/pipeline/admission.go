@@ -35,6 +35,43 @@ type ticket struct {
 	p     *Pipeline
 	slot  bool // holds an intake slot not yet handed to an enqueued job
 	audit bool // holds an audit slot not yet handed to a job
+	wait  enqueueSpan
+}
+
+// Bind records the admission's pipeline.enqueue span under ctx's span when
+// the ticket was taken before its request's span began (the API's gate).
+func (t *ticket) Bind(ctx context.Context) {
+	if !t.wait.recorded {
+		t.wait.record(ctx, t.p.tracer)
+	}
+}
+
+// enqueueSpan is what the pipeline.enqueue span of one admission says,
+// kept so that the span can be recorded once the request's own span exists.
+// Recorded only for a traced request: a rejection before the request's
+// span began is counted, not traced (docs/admission.md).
+type enqueueSpan struct {
+	start            time.Time
+	waited           time.Duration
+	length, capacity int
+	outcome, failure string
+	recorded         bool
+}
+
+func (w *enqueueSpan) record(ctx context.Context, tracer trace.Tracer) {
+	if !trace.SpanFromContext(ctx).IsRecording() {
+		return
+	}
+	w.recorded = true
+	_, span := tracer.Start(ctx, "pipeline.enqueue", trace.WithTimestamp(w.start), trace.WithAttributes(
+		attribute.Int("pipeline.queue.length", w.length),
+		attribute.Int("pipeline.queue.capacity", w.capacity),
+		attribute.String("pipeline.outcome", w.outcome),
+	))
+	if w.failure != "" {
+		span.SetStatus(codes.Error, w.failure)
+	}
+	span.End(trace.WithTimestamp(w.start.Add(w.waited)))
 }
 
 func (t *ticket) Release() {
@@ -56,7 +93,7 @@ func (t *ticket) Release() {
 // being short and not what the experiments load.
 func (p *Pipeline) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
 	if op == model.GetOrder {
-		return &ticket{p: p}, nil
+		return &ticket{p: p, wait: enqueueSpan{recorded: true}}, nil // no wait to trace
 	}
 	t, err := p.admit(ctx, op)
 	if err != nil {
@@ -67,29 +104,24 @@ func (p *Pipeline) Admit(ctx context.Context, op model.Op) (model.Admitted, erro
 
 // admit reserves the slots of op.
 func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error) {
-	start := time.Now()
-	_, span := p.tracer.Start(ctx, "pipeline.enqueue", trace.WithAttributes(
-		attribute.Int("pipeline.queue.length", p.intake.len()),
-		attribute.Int("pipeline.queue.capacity", p.slots.Size()),
-	))
-	defer span.End()
+	t := &ticket{p: p, wait: enqueueSpan{start: time.Now(), length: p.intake.len(), capacity: p.slots.Size()}}
 	outcome := "enqueued"
 	defer func() {
-		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), time.Since(start).Seconds())
-		span.SetAttributes(attribute.String("pipeline.outcome", outcome))
+		t.wait.waited, t.wait.outcome = time.Since(t.wait.start), outcome
+		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), t.wait.waited.Seconds())
+		t.wait.record(ctx, p.tracer)
 	}()
 	reject := func(reason, resource string, r *overload.ReleaseRate, ahead int) error {
 		outcome = "rejected"
 		p.m.rejections.WithLabelValues(reason).Inc()
-		span.SetStatus(codes.Error, resource+" full")
-		return &overload.RejectedError{Resource: resource, Waited: time.Since(start), RetryAfter: r.RetryAfter(ahead)}
+		t.wait.failure = resource + " full"
+		return &overload.RejectedError{Resource: resource, Waited: time.Since(t.wait.start), RetryAfter: r.RetryAfter(ahead)}
 	}
 	if p.isClosed() {
 		outcome = "closed"
 		return nil, ErrClosed
 	}
 
-	t := &ticket{p: p}
 	defer func() {
 		if err != nil {
 			t.Release()

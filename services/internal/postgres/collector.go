@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -66,4 +68,12 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.canceled, float64(s.counters.canceled))
 	counter(c.acquireSec, s.counters.acquireDur.Seconds())
 	counter(c.emptySec, s.counters.emptyWait.Seconds())
+}
+
+// AcquireWaits are the pool's cumulative acquire counters: acquires, the
+// ones that found the pool empty and waited, and the time those waited.
+// The semaphore's adaptive limit watches them (limiter.Config.PoolWaits).
+func (s *Store) AcquireWaits() (acquires, waited int64, waitTime time.Duration) {
+	c := s.pools.stats().counters // every pool since the start: monotonic across a resize
+	return c.acquires, c.emptyAcquires, c.emptyWait
 }

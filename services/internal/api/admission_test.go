@@ -1,0 +1,235 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/orderlab/orderlab/services/internal/model"
+	"github.com/orderlab/orderlab/services/internal/order"
+	"github.com/orderlab/orderlab/services/internal/overload"
+)
+
+// edgeModel is a model.Model whose Admit refuses while full is set and
+// otherwise admits a edgeAdmitted that does what hold says.
+type edgeModel struct {
+	full   atomic.Bool
+	admits atomic.Int64
+	hold   func(ctx context.Context) error
+	last   atomic.Pointer[edgeAdmitted]
+}
+
+func (m *edgeModel) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
+	m.admits.Add(1)
+	if m.full.Load() {
+		return nil, &overload.RejectedError{Resource: "semaphore", RetryAfter: 3 * time.Second}
+	}
+	a := &edgeAdmitted{m: m, released: make(chan struct{})}
+	m.last.Store(a)
+	return a, nil
+}
+
+func (m *edgeModel) Close(context.Context) error { return nil }
+
+type edgeAdmitted struct {
+	m        *edgeModel
+	bound    trace.SpanContext // the span of the context Bind got
+	deadline bool              // that context had a deadline
+	releases atomic.Int64
+	released chan struct{}
+}
+
+func (a *edgeAdmitted) PlaceOrder(context.Context, order.Input, string, time.Duration, time.Duration) (order.Result, error) {
+	return order.Result{}, nil
+}
+func (a *edgeAdmitted) GetOrder(context.Context, int64) (order.Order, error) {
+	return order.Order{}, nil
+}
+func (a *edgeAdmitted) HoldConnection(ctx context.Context, _ time.Duration, _ int) error {
+	return a.m.hold(ctx)
+}
+func (a *edgeAdmitted) Bind(ctx context.Context) {
+	a.bound = trace.SpanContextFromContext(ctx)
+	_, a.deadline = ctx.Deadline()
+}
+func (a *edgeAdmitted) Release() {
+	if a.releases.Add(1) == 1 {
+		close(a.released)
+	}
+}
+
+type pinger struct{}
+
+func (pinger) Ping(context.Context) error { return nil }
+
+// edgeServer serves NewServer's handler for m on a loopback server, with
+// its spans in the returned recorder and its metrics in reg.
+func edgeServer(t *testing.T, m *edgeModel) (*httptest.Server, *tracetest.SpanRecorder, *prometheus.Registry) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	reg := prometheus.NewRegistry()
+	h, err := NewServer(Config{Service: "test", RequestTimeout: 5 * time.Second}, m, pinger{}, func() bool { return true },
+		slog.New(slog.NewTextHandler(io.Discard, nil)), reg, tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts, rec, reg
+}
+
+// requests is the count of orderlab_http_request_duration_seconds for
+// one method, route and code.
+func requests(t *testing.T, reg *prometheus.Registry, method, route, code string) uint64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"method": method, "route": route, "code": code}
+	for _, f := range fams {
+		if f.GetName() != "orderlab_http_request_duration_seconds" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelsAre(m, want) {
+				return m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return 0
+}
+
+func labelsAre(m *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, l := range m.GetLabel() {
+		if want[l.GetName()] != l.GetValue() {
+			return false
+		}
+		n++
+	}
+	return n == len(want)
+}
+
+// A refused order is answered by the edge: the 429 with its Retry-After
+// and problem body, counted on the request series, and no span (gin's
+// chain, otelgin first, never ran).
+func TestEdgeRefusalNeverEntersGin(t *testing.T) {
+	m := &edgeModel{}
+	m.full.Store(true)
+	ts, rec, reg := edgeServer(t, m)
+	resp, err := http.Post(ts.URL+"/orders", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Problem
+	err = json.NewDecoder(resp.Body).Decode(&p)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" ||
+		resp.Header.Get("Content-Type") != "application/problem+json" || p.Type != problemBase+"overloaded" {
+		t.Errorf("refused order: %d Retry-After %q %q, body %+v (%v)", resp.StatusCode,
+			resp.Header.Get("Retry-After"), resp.Header.Get("Content-Type"), p, err)
+	}
+	if n := len(rec.Started()); n != 0 {
+		t.Errorf("a refused request started %d spans, want none", n)
+	}
+	if n := requests(t, reg, "POST", "/orders", "429"); n != 1 {
+		t.Errorf("POST /orders 429 counted %d times, want 1", n)
+	}
+	if n := m.admits.Load(); n != 1 {
+		t.Errorf("Admit called %d times, want once (by the edge)", n)
+	}
+}
+
+// An admitted request enters gin with the edge's admission, which is bound
+// to the request's span and deadline and given back once, on every path:
+// an answer, a panic, a client that hangs up.
+func TestEdgeAdmissionIsReleasedOnEveryPath(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		hold   func(ctx context.Context) error
+		cancel bool
+		status int
+	}{
+		{"answered", func(context.Context) error { return nil }, false, 200},
+		{"panicked", func(context.Context) error { panic("boom") }, false, 500},
+		{"client gone", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &edgeModel{hold: tc.hold}
+			ts, rec, reg := edgeServer(t, m)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/work/db?delay=1ms", nil)
+			done := make(chan *http.Response, 1)
+			go func() {
+				resp, _ := http.DefaultClient.Do(req)
+				done <- resp
+			}()
+			if tc.cancel {
+				for m.last.Load() == nil { // admitted once Admit returned
+					select {
+					case <-done:
+						t.Fatal("the request ended before it was admitted")
+					case <-time.After(time.Millisecond):
+					}
+				}
+				cancel()
+			}
+			var resp *http.Response
+			select {
+			case resp = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no answer in 10 s")
+			}
+			if resp != nil {
+				resp.Body.Close()
+				if resp.StatusCode != tc.status {
+					t.Errorf("status %d, want %d", resp.StatusCode, tc.status)
+				}
+			}
+			a := m.last.Load()
+			select {
+			case <-a.released:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the admission was never released")
+			}
+			if n := m.admits.Load(); n != 1 {
+				t.Errorf("Admit called %d times, want once (by the edge)", n)
+			}
+			if n := a.releases.Load(); n < 1 {
+				t.Errorf("released %d times", n)
+			}
+			if !a.bound.IsValid() || !a.deadline {
+				t.Errorf("Bind got span %v, deadline %v: want the request's span and deadline", a.bound, a.deadline)
+			}
+			if tc.cancel {
+				return
+			}
+			spans := rec.Ended()
+			if len(spans) != 1 || spans[0].SpanContext().SpanID() != a.bound.SpanID() {
+				t.Errorf("spans %v: want the one server span, the one Bind got", spans)
+			}
+			if tc.status == 500 {
+				return // instrument records a panic as it unwinds, before recovery wrote the 500
+			}
+			if n := requests(t, reg, "GET", "/work/db", resp.Status[:3]); n != 1 {
+				t.Errorf("GET /work/db %s counted %d times, want 1", resp.Status[:3], n)
+			}
+		})
+	}
+}
