@@ -72,3 +72,5 @@ func tuneLimit(live *app.Live, lim any) {
 		return nil
 	}, "LIMIT_WAIT")
 }
+
+var _ liveLimiter = (*limiter.Limiter)(nil)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/knob"
+	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
 // liveParts registers how the shared parts follow their knobs: the API's
@@ -70,3 +71,5 @@ type liveAudit interface{ SetDelay(d time.Duration) }
 
 // notLive refuses a knob whose part cannot change it in this build.
 func notLive(*knob.Set) error { return errors.New("this build cannot change it live") }
+
+var _ livePool = (*postgres.Store)(nil)
