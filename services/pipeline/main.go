@@ -66,6 +66,7 @@ func tune(live *app.Live, p any, a *audit.Recorder) {
 		live.Check(func(*knob.Set) error { return errors.New("this build cannot change it live") }, names...)
 		return
 	}
-	live.On(func(_ context.Context, next *knob.Set) error { return r.Resize(pipelineConfig(next, a)) },
-		append(names, "REQUEST_TIMEOUT")...)
+	live.On(func(_ context.Context, next *knob.Set) error { return r.Resize(pipelineConfig(next, a)) }, names...)
 }
+
+var _ resizer = (*pipeline.Pipeline)(nil)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/services/internal/api"
+	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 )
@@ -72,4 +73,7 @@ type liveAudit interface{ SetDelay(d time.Duration) }
 // notLive refuses a knob whose part cannot change it in this build.
 func notLive(*knob.Set) error { return errors.New("this build cannot change it live") }
 
-var _ livePool = (*postgres.Store)(nil)
+var (
+	_ livePool  = (*postgres.Store)(nil)
+	_ liveAudit = (*audit.Recorder)(nil)
+)
