@@ -8,10 +8,9 @@ import (
 	"testing"
 )
 
-// serviceKnobs are the services' settings. Today they are the rows of the
-// Knobs table (docs/reference/knobs.md), which loadtest/scenario/catalog's
-// TestEveryKnobIsDocumented holds to the code; once the declarations of
-// services/internal/knob are in, this is the one function to switch to them.
+// serviceKnobs are the services' settings: the rows of the knobs table
+// (docs/reference/knobs.md), which services/internal/knob's tests hold row
+// for row to the declarations (internal/ may not import services/internal).
 func serviceKnobs(t *testing.T) map[string]bool {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(root, "docs/reference/knobs.md"))
@@ -31,28 +30,30 @@ func serviceKnobs(t *testing.T) map[string]bool {
 // otherVariables are environment variables that are not the services'
 // knobs, each with where it is read.
 var otherVariables = map[string]string{
-	"TEST_DATABASE_URL":          "the tests (internal/pgtest)",
-	"PG_BINDIR":                  "internal/pgcluster",
-	"CHROMIUM":                   "the report test (loadtest/scenario)",
-	"ORDERLAB_E2E":               "make test (e2e)",
-	"PROMETHEUS":                 "make test (e2e)",
-	"JAEGER":                     "make e2e-jaeger",
-	"GRAFANA_URL":                "loadtest (annotations)",
-	"GOMAXPROCS":                 "the Go runtime",
-	"GOGC":                       "the Go runtime",
-	"GOMEMLIMIT":                 "the Go runtime",
-	"GOTOOLCHAIN":                "the go command",
-	"CI":                         ".ci/run",
-	"OTEL_TRACES_SAMPLER":        "the OpenTelemetry SDK",
-	"OTEL_TRACES_SAMPLER_ARG":    "the OpenTelemetry SDK",
-	"GF_USERS_HOME_PAGE":         "Grafana (compose.yaml)",
-	"GF_SECURITY_ADMIN_PASSWORD": "Grafana (compose.yaml)",
-	"SHARDS":                     "the load generators' Job (deploy/kubernetes/lab/loadtest)",
-	"TARGET":                     "the load generators' Job (deploy/kubernetes/lab/loadtest)",
-	"RATE":                       "the load generators' Job (deploy/kubernetes/lab/loadtest)",
-	"DURATION":                   "the load generators' Job (deploy/kubernetes/lab/loadtest)",
-	"CONNECTIONS":                "the load generators' Job (deploy/kubernetes/lab/loadtest)",
-	"SCENARIO_SCREENSHOT":        "the report test (loadtest/scenario)",
+	"TEST_DATABASE_URL":                  "the tests (internal/pgtest)",
+	"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "telemetry.ReadTracing (wins over OTEL_EXPORTER_OTLP_ENDPOINT)",
+	"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "telemetry.ReadTracing (wins over OTEL_EXPORTER_OTLP_PROTOCOL)",
+	"PG_BINDIR":                          "internal/pgcluster",
+	"CHROMIUM":                           "the report test (loadtest/scenario)",
+	"ORDERLAB_E2E":                       "make test (e2e)",
+	"PROMETHEUS":                         "make test (e2e)",
+	"JAEGER":                             "make e2e-jaeger",
+	"GRAFANA_URL":                        "loadtest (annotations)",
+	"GOMAXPROCS":                         "the Go runtime",
+	"GOGC":                               "the Go runtime",
+	"GOMEMLIMIT":                         "the Go runtime",
+	"GOTOOLCHAIN":                        "the go command",
+	"CI":                                 ".ci/run",
+	"OTEL_TRACES_SAMPLER":                "the OpenTelemetry SDK",
+	"OTEL_TRACES_SAMPLER_ARG":            "the OpenTelemetry SDK",
+	"GF_USERS_HOME_PAGE":                 "Grafana (compose.yaml)",
+	"GF_SECURITY_ADMIN_PASSWORD":         "Grafana (compose.yaml)",
+	"SHARDS":                             "the load generators' Job (deploy/kubernetes/lab/loadtest)",
+	"TARGET":                             "the load generators' Job (deploy/kubernetes/lab/loadtest)",
+	"RATE":                               "the load generators' Job (deploy/kubernetes/lab/loadtest)",
+	"DURATION":                           "the load generators' Job (deploy/kubernetes/lab/loadtest)",
+	"CONNECTIONS":                        "the load generators' Job (deploy/kubernetes/lab/loadtest)",
+	"SCENARIO_SCREENSHOT":                "the report test (loadtest/scenario)",
 }
 
 // declared is every name a page may show as an environment variable: the

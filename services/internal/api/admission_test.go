@@ -82,7 +82,7 @@ func edgeServer(t *testing.T, m *edgeModel) (*httptest.Server, *tracetest.SpanRe
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	reg := prometheus.NewRegistry()
-	h, err := NewServer(Config{Service: "test", RequestTimeout: 5 * time.Second}, m, pinger{}, func() bool { return true },
+	h, err := NewServer(NewKnobs(Config{Service: "test", RequestTimeout: 5 * time.Second}), m, pinger{}, func() bool { return true },
 		slog.New(slog.NewTextHandler(io.Discard, nil)), reg, tp)
 	if err != nil {
 		t.Fatal(err)

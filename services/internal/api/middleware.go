@@ -79,9 +79,11 @@ func methodLabel(m string) string {
 // HikariCP's connection-timeout: a request still waiting for the pool when
 // it passes is answered 503. The deadline counts from the edge's admission
 // when the edge admitted the request, so that the wait for a permit is
-// inside it as it is for a request admitted in gin.
-func timeout(d time.Duration) gin.HandlerFunc {
+// inside it as it is for a request admitted in gin. REQUEST_TIMEOUT is
+// read per request.
+func timeout(knobs *Knobs) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		d := knobs.Load().RequestTimeout
 		deadline := time.Now().Add(d)
 		if g := edgeAdmission(c.Request.Context()); g != nil {
 			deadline = g.start.Add(d)

@@ -315,3 +315,12 @@ func retryAfterHeader(d time.Duration) []string {
 	d = min(max(d, overload.MinRetryAfter), overload.MaxRetryAfter)
 	return retryAfterValues[int((d+time.Second-1)/time.Second)]
 }
+
+// ServeProblem writes p as application/problem+json on a net/http
+// ResponseWriter: the admin listener's answers (docs/reference/knobs.md)
+// take the API's shape.
+func ServeProblem(w http.ResponseWriter, p Problem) {
+	w.Header()["Content-Type"] = problemContentType
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(renderProblem(p))
+}
