@@ -175,8 +175,12 @@ func (s *Service) metrics(w http.ResponseWriter) {
 }
 
 // valid: a new value must be of the old one's kind (a whole number, a
-// duration); a limit may also be "adaptive".
+// duration); a limit may also be "adaptive"; empty is the default, as in
+// the environment.
 func valid(old, v string) bool {
+	if v == "" {
+		return true
+	}
 	if v == "adaptive" || old == "adaptive" {
 		_, err := strconv.Atoi(v)
 		return err == nil || v == "adaptive"
