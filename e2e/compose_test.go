@@ -161,6 +161,19 @@ func TestCompose(t *testing.T) {
 		if !strings.Contains(env(s, "GRAFANA_URL"), "grafana:3000") {
 			t.Errorf("loadtest: GRAFANA_URL=%q, want the grafana service (annotations)", env(s, "GRAFANA_URL"))
 		}
+		// loadtest scenario runs against the lab by the services' names
+		// there (loadtest/labcmd.go), and changes their knobs with their token.
+		if env(s, "ORDERLAB_LAB") != "compose" {
+			t.Errorf("loadtest: ORDERLAB_LAB=%q, want compose (scenario -lab inside compose)", env(s, "ORDERLAB_LAB"))
+		}
+		for _, name := range modelServices {
+			if tok := env(project.Services[name], "ADMIN_TOKEN"); tok != "" && tok != env(s, "ADMIN_TOKEN") {
+				t.Errorf("loadtest: ADMIN_TOKEN=%q, %s has %q: want the one token", env(s, "ADMIN_TOKEN"), name, tok)
+			}
+		}
+		if env(s, "ADMIN_TOKEN") == "" {
+			t.Error("loadtest: no ADMIN_TOKEN: scenario -lab cannot change the services' knobs")
+		}
 	})
 
 	t.Run("background", func(t *testing.T) {
