@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/orderlab/orderlab/loadtest/annotate"
+	"github.com/orderlab/orderlab/loadtest/dbproxy"
 	"github.com/orderlab/orderlab/loadtest/scenario"
 )
 
@@ -57,5 +58,10 @@ func useLab(r *scenario.Runner, getenv func(string) string) error {
 		return fmt.Errorf("-lab: %w", err)
 	}
 	r.Annotate, r.Board = c, labBoard
+	proxy := "http://127.0.0.1:9094"
+	if compose {
+		proxy = "http://dbproxy:9090"
+	}
+	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: "dbproxy"}
 	return nil
 }

@@ -146,8 +146,11 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 		fmt.Fprintln(tw, "scenario\ttitle\tin the lab")
 		for _, s := range all {
 			inLab := "yes"
-			if ok, why := scenario.InLab(s); !ok {
+			switch ok, why := scenario.InLab(s); {
+			case !ok:
 				inLab = "no: " + why
+			case why != "":
+				inLab = "yes, " + why
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Title, inLab)
 		}

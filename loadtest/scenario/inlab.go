@@ -10,6 +10,8 @@ import (
 // InLab says whether s can be staged against running services (the compose
 // lab, loadtest scenario -lab) and, when it cannot, what is missing there.
 // The runner refuses such a scenario rather than measure something else.
+// A scenario that sets db_latency needs the lab's database proxy too
+// (Runner.DBProxy), which the runner checks when it starts: why says so.
 func InLab(s Scenario) (ok bool, why string) {
 	var missing []string
 	if c := s.Cluster; c != nil {
@@ -22,9 +24,6 @@ func InLab(s Scenario) (ok bool, why string) {
 	}
 	restart := map[string]bool{}
 	for _, p := range s.Phases {
-		if p.DBLatency != nil {
-			missing = append(missing, "a fault proxy between the services and Postgres (db_latency; compose has none yet)")
-		}
 		if p.DBStop != nil && (s.Cluster == nil || !s.Cluster.Owned) {
 			missing = append(missing, "a Postgres it may stop (db_stop)")
 		}
@@ -37,6 +36,9 @@ func InLab(s Scenario) (ok bool, why string) {
 	for _, name := range slices.Sorted(maps.Keys(restart)) {
 		kn, _ := knob(name)
 		missing = append(missing, fmt.Sprintf("%s changed live (%s)", name, kn.Restart))
+	}
+	if len(missing) == 0 && needsProxy(s) {
+		return true, "with the lab's database proxy (compose profile dbproxy)"
 	}
 	if len(missing) == 0 {
 		return true, ""

@@ -59,7 +59,8 @@ type labFixture struct {
 	runner  *Runner
 }
 
-func newLabFixture(t *testing.T) *labFixture {
+// newLabFixture's services show dbURL as DATABASE_URL in GET /knobs, when given.
+func newLabFixture(t *testing.T, dbURL ...string) *labFixture {
 	t.Helper()
 	f := &labFixture{svcs: map[string]*knobstest.Service{}, initial: map[string]map[string]string{}}
 	eps := map[string]Endpoint{}
@@ -67,6 +68,9 @@ func newLabFixture(t *testing.T) *labFixture {
 		vals := map[string]string{"DB_MAX_CONNS": "20", "REQUEST_TIMEOUT": "30s", "DB_DELAY": "0s"}
 		if name == "semaphore" {
 			vals["LIMIT"], vals["LIMIT_WAIT"] = "", "100ms"
+		}
+		for _, u := range dbURL {
+			vals["DATABASE_URL"] = u
 		}
 		svc := knobstest.New("lab-token", vals)
 		svc.GaugeLag = 100 * time.Millisecond

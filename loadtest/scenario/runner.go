@@ -49,6 +49,9 @@ type Runner struct {
 	// the board's URL, which the result quotes for the run's time range.
 	Annotate *annotate.Client
 	Board    string
+	// DBProxy, when set, is the running lab's database fault proxy, which
+	// stages db_latency there.
+	DBProxy *LabProxy
 	Out      string // results go to Out/<scenario>/<timestamp>.{json,md,html}
 	Quick    bool   // shorten every phase to seconds (see Quick)
 	// Count runs the whole scenario this many times over (default 1), so
@@ -123,6 +126,16 @@ func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time
 		// Deferred, so that it runs on a failed phase, on Ctrl-C (ctx
 		// canceled: the restore runs without that cancel) and on a panic.
 		defer func() { err = errors.Join(err, live.restore(context.WithoutCancel(ctx))) }()
+		if needsProxy(s) {
+			if err := r.checkProxy(ctx, s, live); err != nil {
+				return err
+			}
+			defer func() {
+				if cerr := r.setProxyLatency(context.WithoutCancel(ctx), Phase{}); cerr != nil {
+					err = errors.Join(err, fmt.Errorf("clearing the database proxy's latency: %w", cerr))
+				}
+			}()
+		}
 	}
 	for rep := range res.Count {
 		if res.Count > 1 {
@@ -273,6 +286,11 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 	}
 	if !ok {
 		return running, fmt.Errorf("no endpoint for target %s (-target %s=URL)", name, name)
+	}
+	if r.Endpoints != nil && needsProxy(s) {
+		if err := r.setProxyLatency(ctx, p); err != nil {
+			return running, err
+		}
 	}
 	slo, err := report.ParseSLO(sloOf(s, p.Name, name))
 	if err != nil {
