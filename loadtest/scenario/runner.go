@@ -52,8 +52,8 @@ type Runner struct {
 	// DBProxy, when set, is the running lab's database fault proxy, which
 	// stages db_latency there.
 	DBProxy *LabProxy
-	Out      string // results go to Out/<scenario>/<timestamp>.{json,md,html}
-	Quick    bool   // shorten every phase to seconds (see Quick)
+	Out     string // results go to Out/<scenario>/<timestamp>.{json,md,html}
+	Quick   bool   // shorten every phase to seconds (see Quick)
 	// Count runs the whole scenario this many times over (default 1), so
 	// that its tables quote the median and the range of every figure.
 	Count int
