@@ -18,6 +18,7 @@ var serviceRank = map[string]int{
 	"services/internal/dberr":      0,
 	"services/internal/overload":   0,
 	"services/internal/telemetry":  0,
+	"services/internal/knob":       0,
 	"services/internal/model":      1,
 	"services/internal/audit":      1,
 	"services/internal/postgres":   1,

@@ -8,12 +8,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
-	"time"
 
 	"github.com/orderlab/orderlab/services/internal/app"
+	"github.com/orderlab/orderlab/services/internal/audit"
+	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/pipeline"
 )
@@ -25,32 +27,45 @@ func main() {
 	}
 }
 
-var service = app.Service{Model: "pipeline", Configure: configure}
+var service = app.Service{Model: "pipeline", Build: build}
 
-// configure reads WORKERS (default DB_MAX_CONNS), BATCH_MAX (64), BATCH_WAIT
-// (2ms), QUEUE_CAPACITY (1024), ENQUEUE_WAIT (0: reject at once), and for
-// the audit stage AUDIT_WORKERS (4) and AUDIT_QUEUE (256).
-func configure(env *app.Env, cfg app.Config) app.Builder {
-	pc := pipeline.Config{
-		Workers:       env.Int("WORKERS", cfg.DBMaxConns, 1, 10_000),
-		BatchMax:      env.Int("BATCH_MAX", 64, 1, 1_000),
-		BatchWait:     env.Duration("BATCH_WAIT", 2*time.Millisecond, 0, time.Second),
-		QueueCapacity: env.Int("QUEUE_CAPACITY", 1024, 1, 1_000_000),
-		EnqueueWait:   env.Duration("ENQUEUE_WAIT", 0, 0, time.Minute),
+// build reads WORKERS (default DB_MAX_CONNS), BATCH_MAX, BATCH_WAIT,
+// QUEUE_CAPACITY, ENQUEUE_WAIT, AUDIT_WORKERS and AUDIT_QUEUE
+// (services/internal/knob), and resizes the stages live when they change.
+func build(d app.Deps) (model.Model, error) {
+	p, err := pipeline.New(pipelineConfig(d.Knobs, d.Audit), d.Store, d.Log, d.Registry, d.Tracer)
+	if err != nil {
+		return nil, err // not a nil *Pipeline in a non-nil Model
+	}
+	tune(d.Live, p, d.Audit)
+	return p, nil
+}
+
+func pipelineConfig(k *knob.Set, a *audit.Recorder) pipeline.Config {
+	return pipeline.Config{
+		Workers:       k.Int("WORKERS"),
+		BatchMax:      k.Int("BATCH_MAX"),
+		BatchWait:     k.Duration("BATCH_WAIT"),
+		QueueCapacity: k.Int("QUEUE_CAPACITY"),
+		EnqueueWait:   k.Duration("ENQUEUE_WAIT"),
 		PriceWorkers:  runtime.GOMAXPROCS(0),
-		CommitTimeout: cfg.API.RequestTimeout,
-		AuditWorkers:  env.Int("AUDIT_WORKERS", 4, 1, 10_000),
-		AuditQueue:    env.Int("AUDIT_QUEUE", 256, 1, 1_000_000),
+		CommitTimeout: k.Duration("REQUEST_TIMEOUT"),
+		AuditWorkers:  k.Int("AUDIT_WORKERS"),
+		AuditQueue:    k.Int("AUDIT_QUEUE"),
+		Audit:         a,
 	}
-	if pc.Workers > cfg.DBMaxConns {
-		env.Fail("WORKERS=%d: want at most DB_MAX_CONNS (%d); extra workers would only wait for the pool", pc.Workers, cfg.DBMaxConns)
+}
+
+// resizer is what the pipeline offers for its knobs.
+type resizer interface{ Resize(c pipeline.Config) error }
+
+func tune(live *app.Live, p any, a *audit.Recorder) {
+	names := []string{"WORKERS", "BATCH_MAX", "BATCH_WAIT", "QUEUE_CAPACITY", "ENQUEUE_WAIT", "AUDIT_WORKERS", "AUDIT_QUEUE"}
+	r, ok := p.(resizer)
+	if !ok {
+		live.Check(func(*knob.Set) error { return errors.New("this build cannot change it live") }, names...)
+		return
 	}
-	return func(d app.Deps) (model.Model, error) {
-		pc.Audit = d.Audit
-		p, err := pipeline.New(pc, d.Store, d.Log, d.Registry, d.Tracer)
-		if err != nil {
-			return nil, err // not a nil *Pipeline in a non-nil Model
-		}
-		return p, nil
-	}
+	live.On(func(_ context.Context, next *knob.Set) error { return r.Resize(pipelineConfig(next, a)) },
+		append(names, "REQUEST_TIMEOUT")...)
 }

@@ -10,12 +10,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/direct"
+	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/limiter"
 	"github.com/orderlab/orderlab/services/internal/model"
 )
@@ -27,27 +29,46 @@ func main() {
 	}
 }
 
-var service = app.Service{Model: "semaphore", Configure: configure}
+var service = app.Service{Model: "semaphore", Build: build}
 
-// configure reads LIMIT (default DB_MAX_CONNS, or adaptive), LIMIT_WAIT
-// (default 100ms) and, for the adaptive limit, LIMIT_MIN (1) and LIMIT_MAX
-// (200).
-func configure(env *app.Env, cfg app.Config) app.Builder {
-	var lc limiter.Config
-	lc.Permits, lc.Adaptive = env.IntOr("LIMIT", "adaptive", cfg.DBMaxConns, 1, 100_000)
-	lc.Wait = env.Duration("LIMIT_WAIT", 100*time.Millisecond, 0, time.Minute)
-	if lc.Adaptive {
-		lc.Min = env.Int("LIMIT_MIN", 1, 1, 100_000)
-		lc.Max = env.Int("LIMIT_MAX", 200, 1, 100_000)
-		if lc.Min > lc.Max {
-			env.Fail("LIMIT_MIN=%d: want at most LIMIT_MAX (%d)", lc.Min, lc.Max)
-		}
+// build reads LIMIT (default DB_MAX_CONNS, or adaptive), LIMIT_WAIT and, for
+// the adaptive limit, LIMIT_MIN and LIMIT_MAX (services/internal/knob), and
+// changes the limit live when they change.
+func build(d app.Deps) (model.Model, error) {
+	k := d.Knobs
+	lc := limiter.Config{Permits: k.Int("LIMIT"), Adaptive: k.Word("LIMIT"), Wait: k.Duration("LIMIT_WAIT"),
+		Min: k.Int("LIMIT_MIN"), Max: k.Int("LIMIT_MAX")}
+	lim, err := limiter.New(lc, d.Registry, d.Tracer)
+	if err != nil {
+		return nil, err
 	}
-	return func(d app.Deps) (model.Model, error) {
-		lim, err := limiter.New(lc, d.Registry, d.Tracer)
-		if err != nil {
-			return nil, err
-		}
-		return direct.Limited(d.Store, lim, d.Audit), nil
+	tuneLimit(d.Live, lim)
+	return direct.Limited(d.Store, lim, d.Audit), nil
+}
+
+// liveLimiter is what the limiter offers for its knobs.
+type liveLimiter interface {
+	SetLimit(permits int, adaptive bool) error
+	SetWait(d time.Duration)
+	SetBounds(min, max int) error
+}
+
+func tuneLimit(live *app.Live, lim any) {
+	l, ok := lim.(liveLimiter)
+	if !ok {
+		live.Check(func(*knob.Set) error { return errors.New("this build cannot change it live") },
+			"LIMIT", "LIMIT_WAIT", "LIMIT_MIN", "LIMIT_MAX")
+		return
 	}
+	// Bounds first: a switch to adaptive starts within the new ones.
+	live.On(func(_ context.Context, next *knob.Set) error {
+		return l.SetBounds(next.Int("LIMIT_MIN"), next.Int("LIMIT_MAX"))
+	}, "LIMIT_MIN", "LIMIT_MAX")
+	live.On(func(_ context.Context, next *knob.Set) error {
+		return l.SetLimit(next.Int("LIMIT"), next.Word("LIMIT"))
+	}, "LIMIT")
+	live.On(func(_ context.Context, next *knob.Set) error {
+		l.SetWait(next.Duration("LIMIT_WAIT"))
+		return nil
+	}, "LIMIT_WAIT")
 }

@@ -23,10 +23,8 @@ func main() {
 	}
 }
 
-var service = app.Service{Model: "unbounded", Configure: configure}
+var service = app.Service{Model: "unbounded", Build: build}
 
-// configure: the unbounded model has no settings of its own; DB_MAX_CONNS and
+// build: the unbounded model has no knobs of its own; DB_MAX_CONNS and
 // REQUEST_TIMEOUT are all that shape it.
-func configure(_ *app.Env, _ app.Config) app.Builder {
-	return func(d app.Deps) (model.Model, error) { return direct.Unlimited(d.Store, d.Audit), nil }
-}
+func build(d app.Deps) (model.Model, error) { return direct.Unlimited(d.Store, d.Audit), nil }

@@ -63,13 +63,13 @@ func answer(c *gin.Context, log *slog.Logger, status int, body any, err error) {
 // before; 422 when the key was used with another body. With api_delay the
 // order also waits for a downstream call, before its transaction or inside
 // it (pitfalls.go).
-func placeOrder(defaultDelay time.Duration, met *metrics) admittedHandler {
+func placeOrder(knobs *Knobs, met *metrics) admittedHandler {
 	return func(c *gin.Context, a model.Admitted) (int, any, error) {
 		q, err := parseQuery(c.Request.URL.RawQuery, "db_delay", "api_delay", "api_call")
 		if err != nil {
 			return 0, nil, err
 		}
-		delay, err := q.duration("db_delay", defaultDelay)
+		delay, err := q.duration("db_delay", knobs.Load().DBDelay)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -137,13 +137,13 @@ type workResponse struct {
 // workDB: GET /work/db?delay=20ms[&conns=2] holds a pooled connection for
 // delay, through the service's concurrency model (experiment B,
 // DB-bound); with conns, that many at once (pitfalls.go).
-func workDB(defaultDelay time.Duration) admittedHandler {
+func workDB(knobs *Knobs) admittedHandler {
 	return func(c *gin.Context, a model.Admitted) (int, any, error) {
 		q, err := parseQuery(c.Request.URL.RawQuery, "delay", "conns")
 		if err != nil {
 			return 0, nil, err
 		}
-		d, err := q.duration("delay", defaultDelay)
+		d, err := q.duration("delay", knobs.Load().WorkDBDelay)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -160,20 +160,21 @@ func workDB(defaultDelay time.Duration) admittedHandler {
 
 // workAPI: GET /work/api?delay=150ms waits without touching the database,
 // like a call to a slow downstream (experiment B, API-bound). With
-// inSyscall the wait is a blocking nanosleep that holds its OS thread, the
-// Go shape of a pinned virtual thread (README, The pitfalls: 4): go_threads
-// climbs.
-func workAPI(defaultDelay time.Duration, inSyscall bool) handler {
+// API_WAIT_MODE=syscall the wait is a blocking nanosleep that holds its OS
+// thread, the Go shape of a pinned virtual thread (README, The pitfalls: 4):
+// go_threads climbs.
+func workAPI(knobs *Knobs) handler {
 	return func(c *gin.Context) (int, any, error) {
+		k := knobs.Load()
 		q, err := parseQuery(c.Request.URL.RawQuery, "delay")
 		if err != nil {
 			return 0, nil, err
 		}
-		d, err := q.duration("delay", defaultDelay)
+		d, err := q.duration("delay", k.WorkAPIDelay)
 		if err != nil {
 			return 0, nil, err
 		}
-		if inSyscall {
+		if k.APIWaitMode == "syscall" {
 			blockingSleep(d)
 		} else if err := callDownstream(c.Request.Context(), d); err != nil {
 			return 0, nil, err // the deadline: a timeout
@@ -184,13 +185,13 @@ func workAPI(defaultDelay time.Duration, inSyscall bool) handler {
 
 // workCPU: GET /work/cpu?rounds=5000 chains SHA-256 rounds (experiment B,
 // CPU-bound) and returns the final digest.
-func workCPU(defaultRounds int) handler {
+func workCPU(knobs *Knobs) handler {
 	return func(c *gin.Context) (int, any, error) {
 		q, err := parseQuery(c.Request.URL.RawQuery, "rounds")
 		if err != nil {
 			return 0, nil, err
 		}
-		n, err := q.integer("rounds", int64(defaultRounds), 1, MaxCPURounds)
+		n, err := q.integer("rounds", int64(knobs.Load().WorkCPURounds), 1, MaxCPURounds)
 		if err != nil {
 			return 0, nil, err
 		}

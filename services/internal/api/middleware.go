@@ -73,9 +73,9 @@ func methodLabel(m string) string {
 // timeout gives every request the deadline d (REQUEST_TIMEOUT), like
 // HikariCP's connection-timeout: a request still waiting for the pool when
 // it passes is answered 503.
-func timeout(d time.Duration) gin.HandlerFunc {
+func timeout(knobs *Knobs) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		ctx, cancel := context.WithTimeout(c.Request.Context(), d)
+		ctx, cancel := context.WithTimeout(c.Request.Context(), knobs.Load().RequestTimeout)
 		defer cancel()
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()

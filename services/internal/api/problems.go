@@ -296,3 +296,12 @@ func setRetryAfter(c *gin.Context, d time.Duration) {
 	s := int((d + time.Second - 1) / time.Second)
 	c.Writer.Header()["Retry-After"] = retryAfterValues[s]
 }
+
+// ServeProblem writes p as application/problem+json on a net/http
+// ResponseWriter: the admin listener's answers (docs/reference/knobs.md)
+// take the API's shape.
+func ServeProblem(w http.ResponseWriter, p Problem) {
+	w.Header()["Content-Type"] = problemContentType
+	w.WriteHeader(p.Status)
+	_, _ = w.Write(renderProblem(p))
+}

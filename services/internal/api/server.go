@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,9 +25,10 @@ type Pinger interface {
 	Ping(ctx context.Context) error
 }
 
-// Config holds the API's knobs.
+// Config holds the API's knobs (docs/reference/knobs.md), read per request
+// from Knobs so that they change live.
 type Config struct {
-	Service        string        // service name for spans and logs
+	Service        string        // service name for spans and logs (fixed at start)
 	RequestTimeout time.Duration // deadline of every request (REQUEST_TIMEOUT)
 	DBDelay        time.Duration // default db_delay on POST /orders (DB_DELAY)
 	WorkDBDelay    time.Duration // default delay of /work/db (WORK_DB_DELAY)
@@ -49,9 +51,27 @@ const (
 	MaxBufferBytes = 8 << 20
 )
 
-// NewServer returns the HTTP handler of a service. ready reports whether
-// the service takes traffic (false while it drains).
-func NewServer(cfg Config, m model.Model, db Pinger, ready func() bool,
+// Knobs holds the API's live Config: every request reads one snapshot of
+// it, and Store swaps in another without a lock.
+type Knobs struct{ p atomic.Pointer[Config] }
+
+// NewKnobs holds c.
+func NewKnobs(c Config) *Knobs {
+	k := &Knobs{}
+	k.Store(c)
+	return k
+}
+
+// Load returns the current snapshot; the caller must not modify it.
+func (k *Knobs) Load() *Config { return k.p.Load() }
+
+// Store makes c the snapshot the next requests read.
+func (k *Knobs) Store(c Config) { k.p.Store(&c) }
+
+// NewServer returns the HTTP handler of a service, its knobs read per
+// request from knobs. ready reports whether the service takes traffic
+// (false while it drains).
+func NewServer(knobs *Knobs, m model.Model, db Pinger, ready func() bool,
 	log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (http.Handler, error) {
 	met, err := newMetrics(reg)
 	if err != nil {
@@ -62,16 +82,14 @@ func NewServer(cfg Config, m model.Model, db Pinger, ready func() bool,
 	r.ContextWithFallback = true // c.Done/c.Value follow the request's context
 	r.Use(
 		recovery(log),
-		otelgin.Middleware(cfg.Service, otelgin.WithTracerProvider(tp), otelgin.WithPropagators(telemetry.Propagator)),
+		otelgin.Middleware(knobs.Load().Service, otelgin.WithTracerProvider(tp), otelgin.WithPropagators(telemetry.Propagator)),
 		met.instrument,
-		timeout(cfg.RequestTimeout),
+		timeout(knobs),
+		requestBuffer(knobs),
 	)
-	if cfg.BufferBytes > 0 {
-		r.Use(requestBuffer(cfg.BufferBytes, cfg.BufferPooled))
-	}
 	r.NoRoute(func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
 	r.NoMethod(func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
-	addRoutes(r, cfg, m, db, ready, log, met)
+	addRoutes(r, knobs, m, db, ready, log, met)
 	return r, nil
 }
 

@@ -23,10 +23,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/httpserver"
+	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
@@ -37,8 +37,11 @@ var Version = "dev"
 
 // Deps are what a model is built from.
 type Deps struct {
-	Store    *postgres.Store
-	Config   Config
+	Store *postgres.Store
+	// Knobs are the knobs at start; Live applies later changes: a model
+	// registers there what it does when one of its own knobs changes.
+	Knobs    *knob.Set
+	Live     *Live
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
@@ -52,77 +55,10 @@ type Builder func(Deps) (model.Model, error)
 
 // Service describes one binary.
 type Service struct {
-	// Model names the concurrency model: unbounded, semaphore or pipeline.
+	// Model names the concurrency model: unbounded, semaphore or pipeline;
+	// it selects the knobs that apply (services/internal/knob).
 	Model string
-	// Configure reads the model's own settings from env (after the shared
-	// ones in cfg) and returns how to build the model.
-	Configure func(env *Env, cfg Config) Builder
-}
-
-// Config holds the settings every service shares.
-type Config struct {
-	HTTPAddr        string
-	AdminAddr       string
-	HTTPServer      httpserver.Kind // the API listener's server (HTTP_SERVER)
-	HandlerPool     int             // nbio's handler goroutines at most (HTTP_HANDLER_POOL; 0: nbio's default)
-	DatabaseURL     string
-	DBMaxConns      int
-	DBMinConns      int
-	StartupTimeout  time.Duration
-	ShutdownTimeout time.Duration
-	AuditDelay      time.Duration
-	// LeakEvery: every LeakEvery-th database call keeps its connection
-	// (LEAK_EVERY, 0: off; README, The pitfalls: 9).
-	LeakEvery int
-	LogLevel  slog.Level
-	Tracing   telemetry.Tracing // OTEL_* (telemetry.ReadTracing)
-	API       api.Config
-}
-
-func loadConfig(env *Env, name string) Config {
-	c := Config{
-		HTTPAddr:        env.String("HTTP_ADDR", "127.0.0.1:8080"),
-		AdminAddr:       env.String("ADMIN_ADDR", "127.0.0.1:9090"),
-		HTTPServer:      httpserver.Kind(env.OneOf("HTTP_SERVER", string(httpserver.NetHTTP), kindNames()...)),
-		HandlerPool:     env.Int("HTTP_HANDLER_POOL", 0, 1, 1_000_000),
-		DatabaseURL:     env.DSN("DATABASE_URL", pgdb.DefaultURL),
-		DBMaxConns:      env.Int("DB_MAX_CONNS", 20, 1, 10_000),
-		DBMinConns:      env.Int("DB_MIN_CONNS", 0, 0, 10_000),
-		StartupTimeout:  env.Duration("STARTUP_TIMEOUT", 60*time.Second, time.Second, time.Hour),
-		ShutdownTimeout: env.Duration("SHUTDOWN_TIMEOUT", 30*time.Second, time.Second, time.Hour),
-		AuditDelay:      env.Duration("AUDIT_DELAY", 0, 0, time.Minute),
-		LeakEvery:       env.Int("LEAK_EVERY", 0, 0, 1_000_000),
-		API: api.Config{
-			Service:        "orderlab-" + name,
-			RequestTimeout: env.Duration("REQUEST_TIMEOUT", 30*time.Second, time.Millisecond, 10*time.Minute),
-			DBDelay:        env.Duration("DB_DELAY", 0, 0, api.MaxDelay),
-			WorkDBDelay:    env.Duration("WORK_DB_DELAY", 20*time.Millisecond, 0, api.MaxDelay),
-			WorkAPIDelay:   env.Duration("WORK_API_DELAY", 150*time.Millisecond, 0, api.MaxDelay),
-			WorkCPURounds:  env.Int("WORK_CPU_ROUNDS", 5000, 1, api.MaxCPURounds),
-			APIWaitMode:    env.OneOf("API_WAIT_MODE", "timer", "timer", "syscall"),
-			BufferBytes:    env.Int("REQUEST_BUFFER_BYTES", 0, 0, api.MaxBufferBytes),
-			BufferPooled:   env.OneOf("REQUEST_BUFFER_POOL", "false", "false", "true") == "true",
-		},
-	}
-	if c.HandlerPool > 0 && c.HTTPServer != httpserver.NBIO {
-		env.Fail("HTTP_HANDLER_POOL=%d: only HTTP_SERVER=nbio has a handler pool", c.HandlerPool)
-	}
-	if c.DBMinConns > c.DBMaxConns {
-		env.Fail("DB_MIN_CONNS=%d: want at most DB_MAX_CONNS (%d)", c.DBMinConns, c.DBMaxConns)
-	}
-	var err error
-	if c.Tracing, err = telemetry.ReadTracing(env.getenv, "orderlab-"+name); err != nil {
-		env.Fail("%v", err)
-	}
-	switch env.OneOf("LOG_LEVEL", "info", "debug", "info", "warn", "error") {
-	case "debug":
-		c.LogLevel = slog.LevelDebug
-	case "warn":
-		c.LogLevel = slog.LevelWarn
-	case "error":
-		c.LogLevel = slog.LevelError
-	}
-	return c
+	Build Builder
 }
 
 // Run is the whole life of a service: read the settings, start, serve until
@@ -133,16 +69,16 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	defer stop()
 
 	// Configuration: every bad variable is reported before anything starts.
-	env := NewEnv(getenv)
-	cfg := loadConfig(env, svc.Model)
-	build := svc.Configure(env, cfg)
-	if err := env.Err(); err != nil {
+	knobs, cfg, err := readKnobs(svc.Model, getenv)
+	if err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
 
-	// Logging.
-	log := telemetry.NewLogger(stdout, cfg.LogLevel, "orderlab-"+svc.Model)
-	log.Info("starting", append([]any{"model", svc.Model, "version", Version}, env.LogAttrs()...)...)
+	// Logging, at a level that LOG_LEVEL changes live.
+	var level slog.LevelVar
+	level.Set(cfg.LogLevel)
+	log := telemetry.NewLogger(stdout, &level, "orderlab-"+svc.Model)
+	log.Info("starting", append([]any{"model", svc.Model, "version", Version}, knobs.LogAttrs()...)...)
 
 	// Metrics and tracing.
 	reg := telemetry.NewRegistry()
@@ -151,6 +87,10 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		Help:        "Which concurrency model and API HTTP server this process runs (always 1).",
 		ConstLabels: prometheus.Labels{"model": svc.Model, "http_server": string(cfg.HTTPServer), "version": Version},
 	}, func() float64 { return 1 }))
+	live, err := newLive(knobs, log, reg)
+	if err != nil {
+		return err
+	}
 	tp, err := telemetry.NewTracerProvider(ctx, cfg.Tracing)
 	if err != nil {
 		return err
@@ -178,7 +118,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err != nil {
 		return err
 	}
-	m, err := build(Deps{Store: store, Config: cfg, Log: log, Registry: reg, Tracer: tp, Audit: auditor})
+	m, err := svc.Build(Deps{Store: store, Knobs: knobs, Live: live, Log: log, Registry: reg, Tracer: tp, Audit: auditor})
 	if err != nil {
 		return fmt.Errorf("build %s model: %w", svc.Model, err)
 	}
@@ -191,10 +131,12 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		}
 	}()
 	var ready atomic.Bool
-	handler, err := api.NewServer(cfg.API, m, store, ready.Load, log, reg, tp)
+	apiKnobs := api.NewKnobs(cfg.API)
+	handler, err := api.NewServer(apiKnobs, m, store, ready.Load, log, reg, tp)
 	if err != nil {
 		return err
 	}
+	liveParts(live, cfg, &level, apiKnobs, store, auditor)
 
 	// Servers: the API (net/http or nbio, HTTP_SERVER), and an admin
 	// listener for /metrics and pprof (always net/http).
@@ -215,7 +157,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		return err
 	}
 	adminSrv := &http.Server{
-		Handler:           adminHandler(reg, log),
+		Handler:           adminHandler(reg, live, cfg.AdminToken, leaks(store), log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -236,11 +178,13 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		log.Error("server failed", "err", serveErr)
 	}
 
-	// Shutdown: stop taking requests, let in-flight ones finish, drain the
-	// model's queues, then close the pool (deferred above).
+	// Shutdown: no knob changes from here (one in progress completes first),
+	// stop taking requests, let in-flight ones finish, drain the model's
+	// queues, then close the pool (deferred above).
 	start := time.Now()
+	live.Close()
 	ready.Store(false)
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), live.Current().Duration("SHUTDOWN_TIMEOUT"))
 	defer cancel()
 	var errs []error
 	if err := apiSrv.Shutdown(sctx); err != nil {
@@ -277,14 +221,6 @@ func apiLimits(cfg Config) httpserver.Limits {
 	}
 }
 
-func kindNames() []string {
-	names := make([]string, len(httpserver.Kinds))
-	for i, k := range httpserver.Kinds {
-		names[i] = string(k)
-	}
-	return names
-}
-
 func serve(s *http.Server, ln net.Listener) error {
 	if err := s.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
@@ -293,10 +229,11 @@ func serve(s *http.Server, ln net.Listener) error {
 }
 
 // adminHandler serves /metrics (OpenMetrics with exemplars when asked, and
-// protobuf for native histograms) and pprof, away from the API listener and
-// from http.DefaultServeMux.
-func adminHandler(reg *prometheus.Registry, log *slog.Logger) http.Handler {
+// protobuf for native histograms), the knob API (knobs_http.go) and pprof,
+// away from the API listener and from http.DefaultServeMux.
+func adminHandler(reg *prometheus.Registry, live *Live, token string, leaks releaser, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
+	knobRoutes(mux, live, token, leaks, log)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

@@ -1,9 +1,14 @@
 package app
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orderlab/orderlab/services/internal/httpserver"
+	"github.com/orderlab/orderlab/services/internal/knob"
+	"github.com/orderlab/orderlab/services/internal/model"
 )
 
 func TestEnvReportsEveryBadVariable(t *testing.T) {
@@ -19,9 +24,7 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 		"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
 		"OTEL_EXPORTER_OTLP_PROTOCOL": "thrift",
 	}
-	env := NewEnv(func(k string) string { return vars[k] })
-	loadConfig(env, "unbounded")
-	err := env.Err()
+	_, _, err := readKnobs("unbounded", func(k string) string { return vars[k] })
 	if err == nil {
 		t.Fatal("no error for eight bad variables")
 	}
@@ -31,7 +34,7 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 		`LOG_LEVEL="loud": want one of debug, info, warn, error`,
 		`WORK_CPU_ROUNDS="0"`,
 		`HTTP_SERVER="fasthttp": want one of net/http, nbio`,
-		`HTTP_HANDLER_POOL=64: only HTTP_SERVER=nbio has a handler pool`,
+		`HTTP_HANDLER_POOL="64": only HTTP_SERVER=nbio has a handler pool`,
 		`LEAK_EVERY="-1": want an integer from 0 to 1000000`,
 		`OTEL_EXPORTER_OTLP_PROTOCOL="thrift": want http/protobuf or grpc`,
 	} {
@@ -43,9 +46,8 @@ func TestEnvReportsEveryBadVariable(t *testing.T) {
 
 func TestEnvDefaultsAndMasking(t *testing.T) {
 	vars := map[string]string{"DATABASE_URL": "postgres://app:s3cret@db:5432/orders", "DB_MAX_CONNS": " 7 "}
-	env := NewEnv(func(k string) string { return vars[k] })
-	cfg := loadConfig(env, "semaphore")
-	if err := env.Err(); err != nil {
+	knobs, cfg, err := readKnobs("semaphore", func(k string) string { return vars[k] })
+	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.DBMaxConns != 7 || cfg.API.RequestTimeout != 30*time.Second || cfg.API.WorkDBDelay != 20*time.Millisecond || cfg.HTTPAddr != "127.0.0.1:8080" ||
@@ -53,7 +55,7 @@ func TestEnvDefaultsAndMasking(t *testing.T) {
 		t.Errorf("config = %+v", cfg)
 	}
 	logged := ""
-	attrs := env.LogAttrs()
+	attrs := knobs.LogAttrs()
 	for i := 0; i < len(attrs); i += 2 {
 		logged += attrs[i].(string) + "=" + attrs[i+1].(string) + " "
 	}
@@ -70,9 +72,11 @@ func TestEnvLogsNoSecretOfAKeywordValueDSN(t *testing.T) {
 		"host=db password='s3cret":     "DATABASE_URL=unparsable keyword/value connection string",
 		"postgres://app:s3cret@db:x/y": "DATABASE_URL=unparsable URL connection string",
 	} {
-		env := NewEnv(func(k string) string { return map[string]string{"DATABASE_URL": dsn}[k] })
-		loadConfig(env, "unbounded")
-		attrs := env.LogAttrs()
+		knobs, _, err := readKnobs("unbounded", func(k string) string { return map[string]string{"DATABASE_URL": dsn}[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs := knobs.LogAttrs()
 		logged := ""
 		for i := 0; i < len(attrs); i += 2 {
 			logged += attrs[i].(string) + "=" + attrs[i+1].(string) + " "
@@ -86,15 +90,12 @@ func TestEnvLogsNoSecretOfAKeywordValueDSN(t *testing.T) {
 // Run checks every setting, the model's own and the tracer's, before it
 // logs "starting" or opens anything.
 func TestRunRefusesBadSettingsBeforeStarting(t *testing.T) {
-	svc := Service{Model: "test", Configure: func(env *Env, cfg Config) Builder {
-		env.Int("LIMIT", 1, 1, 10)
-		return nil
-	}}
+	svc := Service{Model: "semaphore", Build: func(Deps) (model.Model, error) { panic("built with bad settings") }}
 	for _, tc := range []struct {
 		vars map[string]string
 		want string
 	}{
-		{map[string]string{"LIMIT": "11"}, `LIMIT="11": want an integer from 1 to 10`},
+		{map[string]string{"LIMIT": "100001"}, `LIMIT="100001": want an integer from 1 to 100000, or adaptive`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"},
 			`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL="http/json": want http/protobuf or grpc`},
 	} {
@@ -107,5 +108,17 @@ func TestRunRefusesBadSettingsBeforeStarting(t *testing.T) {
 		if out.Len() != 0 {
 			t.Errorf("Run logged before rejecting its settings: %s", out.String())
 		}
+	}
+}
+
+// HTTP_SERVER's declared values are the servers httpserver has.
+func TestHTTPServerKnobListsEveryServer(t *testing.T) {
+	k, _ := knob.Lookup("HTTP_SERVER")
+	var kinds []string
+	for _, kind := range httpserver.Kinds {
+		kinds = append(kinds, string(kind))
+	}
+	if !slices.Equal(k.Values, kinds) {
+		t.Errorf("HTTP_SERVER accepts %v; httpserver.Kinds = %v", k.Values, kinds)
 	}
 }

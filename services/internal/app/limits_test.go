@@ -16,7 +16,10 @@ import (
 // values of the code: each row named after a limit must give the value the
 // service really uses, with its defaults.
 func TestREADMELimitsTableMatchesTheCode(t *testing.T) {
-	cfg := loadConfig(NewEnv(func(string) string { return "" }), "unbounded")
+	_, cfg, err := readKnobs("unbounded", func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
 	lim := apiLimits(cfg)
 	want := map[string]string{
 		"ReadHeaderTimeout": duration(lim.ReadHeaderTimeout),

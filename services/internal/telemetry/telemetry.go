@@ -23,7 +23,7 @@ import (
 
 // NewLogger returns a JSON slog logger at level ("debug", "info", "warn",
 // "error") with the service's name on every line.
-func NewLogger(w io.Writer, level slog.Level, service string) *slog.Logger {
+func NewLogger(w io.Writer, level slog.Leveler, service string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})).With("service", service)
 }
 
