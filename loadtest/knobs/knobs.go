@@ -167,6 +167,34 @@ func (c *Client) Patch(ctx context.Context, set map[string]string) error {
 	return nil
 }
 
+// ReleaseLeaked hands back every connection LEAK_EVERY kept (POST
+// /knobs/release-leaked) and returns how many.
+func (c *Client) ReleaseLeaked(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url("/knobs/release-leaked"), nil)
+	if err != nil {
+		return 0, err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return 0, &Error{Status: resp.StatusCode, Message: string(bytes.TrimSpace(body))}
+	}
+	var out struct {
+		Released int `json:"released"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return 0, fmt.Errorf("POST /knobs/release-leaked: %w", err)
+	}
+	return out.Released, nil
+}
+
 // Wait polls GET /knobs and /metrics until every knob of want shows its
 // value in both (a knob whose value has no number, such as LIMIT=adaptive,
 // only in GET /knobs), or timeout passes.

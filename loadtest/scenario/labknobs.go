@@ -127,6 +127,15 @@ func (k *liveKnobs) restore(ctx context.Context) error {
 			continue
 		}
 		fmt.Fprintf(k.log, "   %s: restored %s\n", t, envString(back))
+		if _, leaked := back["LEAK_EVERY"]; leaked {
+			// Restoring LEAK_EVERY stops new leaks; the ones made stay held.
+			n, err := c.ReleaseLeaked(ctx)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: handing back leaked connections: %w", t, err))
+			} else {
+				fmt.Fprintf(k.log, "   %s: %d leaked connections handed back\n", t, n)
+			}
+		}
 		delete(k.found, t)
 	}
 	return errors.Join(errs...)

@@ -31,7 +31,7 @@ targets: [unbounded, semaphore]
 env: {DB_MAX_CONNS: "10", REQUEST_TIMEOUT: 2s}
 phases:
   - name: limit-5
-    env: {LIMIT: "5"}
+    env: {LIMIT: "5", LEAK_EVERY: "10"}
     request: {path: "/work/db?delay=1ms"}
     load: {mode: closed, concurrency: 2, duration: 300ms}
   - name: still-5
@@ -65,7 +65,7 @@ func newLabFixture(t *testing.T, dbURL ...string) *labFixture {
 	f := &labFixture{svcs: map[string]*knobstest.Service{}, initial: map[string]map[string]string{}}
 	eps := map[string]Endpoint{}
 	for _, name := range []string{"unbounded", "semaphore"} {
-		vals := map[string]string{"DB_MAX_CONNS": "20", "REQUEST_TIMEOUT": "30s", "DB_DELAY": "0s"}
+		vals := map[string]string{"DB_MAX_CONNS": "20", "REQUEST_TIMEOUT": "30s", "DB_DELAY": "0s", "LEAK_EVERY": "0"}
 		if name == "semaphore" {
 			vals["LIMIT"], vals["LIMIT_WAIT"] = "", "100ms"
 		}
@@ -145,6 +145,11 @@ func TestLabRunAppliesEachPhasesKnobsAnnotatesAndRestores(t *testing.T) {
 	for _, p := range f.svcs["unbounded"].Patches() {
 		if _, ok := p["DB_DELAY"]; ok {
 			t.Errorf("PATCH %v changes DB_DELAY, which no phase sets", p)
+		}
+	}
+	for name, svc := range f.svcs {
+		if n := svc.Released(); n != 1 {
+			t.Errorf("%s: leaked connections handed back %d times, want once (LEAK_EVERY was set)", name, n)
 		}
 	}
 	if n := f.svcs["semaphore"].Requests(); n == 0 {

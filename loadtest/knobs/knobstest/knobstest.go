@@ -36,6 +36,7 @@ type Service struct {
 	values   map[string]string
 	gauges   map[string]float64
 	patches  []map[string]string
+	released int
 	requests atomic.Int64
 	// OnRequest, when set, is called on every API request (not /knobs, /metrics).
 	OnRequest func(r *http.Request)
@@ -71,6 +72,13 @@ func (s *Service) Patches() []map[string]string {
 	return slices.Clone(s.patches)
 }
 
+// Released counts the calls of POST /knobs/release-leaked.
+func (s *Service) Released() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.released
+}
+
 // Requests counts the API requests served.
 func (s *Service) Requests() int64 { return s.requests.Load() }
 
@@ -80,6 +88,11 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		s.get(w)
 	case r.URL.Path == "/knobs" && r.Method == http.MethodPatch:
 		s.patch(w, r)
+	case r.URL.Path == "/knobs/release-leaked" && r.Method == http.MethodPost:
+		s.mu.Lock()
+		s.released++
+		s.mu.Unlock()
+		_, _ = io.WriteString(w, `{"released": 3}`)
 	case r.URL.Path == "/metrics":
 		s.metrics(w)
 	default:
