@@ -143,7 +143,7 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			return exitFail
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "scenario\ttitle\tin the lab")
+		fmt.Fprintln(tw, "#\tscenario\ttitle\tin the lab")
 		for _, s := range all {
 			inLab := "yes"
 			switch ok, why := scenario.InLab(s); {
@@ -152,7 +152,7 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			case why != "":
 				inLab = "yes, " + why
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Title, inLab)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Number, s.Name, s.Title, inLab)
 		}
 		if err := tw.Flush(); err != nil {
 			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)

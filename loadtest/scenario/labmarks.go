@@ -19,7 +19,7 @@ func (r *Runner) annotate(ctx context.Context, s Scenario, p Phase) annotate.Run
 	if r.Annotate == nil || p.Tasks != nil {
 		return annotate.Run{}
 	}
-	text := fmt.Sprintf("scenario %s, phase %s: %s", s.Name, p.Name, strings.TrimSpace(s.Question))
+	text := fmt.Sprintf("scenario %s, phase %s: %s", Label(s), p.Name, strings.TrimSpace(s.Question))
 	mark, err := r.Annotate.Start(ctx, text, AnnotationTag, s.Name)
 	if err != nil {
 		fmt.Fprintf(r.Log, "   annotation: %v\n", err)
@@ -41,4 +41,13 @@ func boardRange(board string, from, to time.Time) string {
 		sep = "&"
 	}
 	return fmt.Sprintf("%s%sfrom=%d&to=%d", board, sep, from.UnixMilli(), to.UnixMilli())
+}
+
+// Label is how the scenario is named to people: "5 pool-starvation", with
+// its catalog number when it has one.
+func Label(s Scenario) string {
+	if s.Number > 0 {
+		return fmt.Sprintf("%d %s", s.Number, s.Name)
+	}
+	return s.Name
 }

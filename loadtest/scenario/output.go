@@ -70,7 +70,7 @@ func Render(jsonPath string) (Files, error) {
 func WriteMarkdown(w io.Writer, res *Result) error {
 	s := res.Scenario
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: %s\n\n", s.Name, s.Title)
+	fmt.Fprintf(&b, "### %s: %s\n\n", Label(s), s.Title)
 	fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(s.Question))
 	fmt.Fprintf(&b, "Command: `%s`. %s\n\n", command(res), hostLine(res))
 	for _, p := range res.Phases {

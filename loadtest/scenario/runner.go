@@ -100,7 +100,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, Files{}, err
 	}
-	fmt.Fprintf(r.Log, "== %s: %s\n", s.Name, s.Title)
+	fmt.Fprintf(r.Log, "== %s: %s\n", Label(s), s.Title)
 	runErr := r.repeat(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"))
 	res.Elapsed = time.Since(res.StartedAt).Round(time.Millisecond).Seconds()
 	if r.Board != "" {
