@@ -51,7 +51,7 @@ func (r *Runner) checkProxy(ctx context.Context, s Scenario, live *liveKnobs) er
 			fmt.Fprintf(r.Log, "   %s: GET /knobs shows no DATABASE_URL: cannot check that it goes through the proxy\n", t)
 			continue
 		}
-		if !strings.Contains(u, "@"+r.DBProxy.Host+":") {
+		if !reaches(u, r.DBProxy.Host) {
 			return fmt.Errorf("%s reaches Postgres at %s, not through the database proxy %s: "+
 				"start the lab with LAB_DATABASE_URL through it (docs/lab-scenarios.md)", t, u, r.DBProxy.Host)
 		}
@@ -68,4 +68,15 @@ func (r *Runner) setProxyLatency(ctx context.Context, p Phase) error {
 		fmt.Fprintf(r.Log, "   %s more per round trip to Postgres (the lab's dbproxy)\n", p.DBLatency.D())
 	}
 	return r.DBProxy.Control.Set(ctx, f)
+}
+
+// reaches reports whether the database address dsn (a URL, or the key=value
+// form the services show, password masked) names host.
+func reaches(dsn, host string) bool {
+	for _, f := range strings.Fields(dsn) {
+		if f == "host="+host {
+			return true
+		}
+	}
+	return strings.Contains(dsn, "@"+host+":") || strings.Contains(dsn, "@"+host+"/") || strings.Contains(dsn, "//"+host+":")
 }

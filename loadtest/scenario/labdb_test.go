@@ -65,7 +65,8 @@ func latencyScenario(t *testing.T) Scenario {
 }
 
 func TestLabRunStagesDBLatencyThroughTheLabsProxyAndClearsIt(t *testing.T) {
-	f := newLabFixture(t, "postgres://orderlab:xxxxx@dbproxy:5432/orderlab")
+	// as the services show it in GET /knobs
+	f := newLabFixture(t, "host=dbproxy port=5432 database=orderlab user=orderlab password=xxxxx tls=off")
 	proxy, faults := recordingProxy(t)
 	f.runner.DBProxy = proxy
 	if _, _, err := f.runner.Run(context.Background(), latencyScenario(t)); err != nil {
@@ -84,7 +85,7 @@ func TestLabRunStagesDBLatencyThroughTheLabsProxyAndClearsIt(t *testing.T) {
 }
 
 func TestLabRunRefusesDBLatencyWhenTheServicesBypassTheProxy(t *testing.T) {
-	f := newLabFixture(t, "postgres://orderlab:xxxxx@postgres:5432/orderlab")
+	f := newLabFixture(t, "host=postgres port=5432 database=orderlab user=orderlab password=xxxxx tls=off")
 	proxy, _ := recordingProxy(t)
 	f.runner.DBProxy = proxy
 	_, _, err := f.runner.Run(context.Background(), latencyScenario(t))
@@ -94,5 +95,19 @@ func TestLabRunRefusesDBLatencyWhenTheServicesBypassTheProxy(t *testing.T) {
 	f.runner.DBProxy = nil
 	if _, _, err := f.runner.Run(context.Background(), latencyScenario(t)); err == nil || !strings.Contains(err.Error(), "needs the lab's database proxy") {
 		t.Errorf("Run without a proxy = %v, want a refusal", err)
+	}
+}
+
+func TestReachesReadsBothFormsOfTheDatabaseAddress(t *testing.T) {
+	for dsn, want := range map[string]bool{
+		"host=dbproxy port=5432 database=orderlab user=orderlab tls=off":         true,
+		"postgres://orderlab:xxxxx@dbproxy:5432/orderlab?sslmode=disable":        true,
+		"host=postgres port=5432 database=orderlab user=dbproxy tls=off":         false,
+		"postgres://orderlab:xxxxx@postgres:5432/dbproxy?sslmode=disable":        false,
+		"host=dbproxy.example port=5432 database=orderlab user=orderlab tls=off": false,
+	} {
+		if got := reaches(dsn, "dbproxy"); got != want {
+			t.Errorf("reaches(%q, dbproxy) = %v, want %v", dsn, got, want)
+		}
 	}
 }
