@@ -25,7 +25,7 @@ const labBoard = "http://127.0.0.1:3000/d/" + boardUID
 
 // labToken is the ADMIN_TOKEN compose gives the services when .env sets
 // none (compose.yaml); ADMIN_TOKEN in the environment replaces it.
-const labToken = "orderlab"
+const labToken = "orderlab-admin"
 
 // inCompose reports whether this loadtest runs as compose's loadtest service.
 func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "compose" }

@@ -249,3 +249,35 @@ func TestServicesReachTheirPods(t *testing.T) {
 		}
 	}
 }
+
+// TestServicesTakeTheAdminTokenFromASecret: the knob API's token
+// (ADMIN_TOKEN, docs/reference/knobs.md) comes from a Secret of the
+// overlay, never from a literal or a ConfigMap.
+func TestServicesTakeTheAdminTokenFromASecret(t *testing.T) {
+	for _, r := range renderAll(t) {
+		for _, w := range workloads(r) {
+			for _, c := range w.pod.Spec.Containers {
+				if !strings.HasPrefix(c.Image, "orderlab/") || w.kind == "Job" {
+					continue
+				}
+				where := r.overlay + ": " + w.String() + "/" + c.Name
+				var ref *corev1.SecretKeySelector
+				for _, e := range c.Env {
+					if e.Name == "ADMIN_TOKEN" && e.ValueFrom != nil {
+						ref = e.ValueFrom.SecretKeyRef
+					}
+				}
+				if ref == nil {
+					t.Errorf("%s: want ADMIN_TOKEN from a secretKeyRef", where)
+					continue
+				}
+				if s := secret(t, r, unhashed(ref.Name)); len(s.Data[ref.Key])+len(s.StringData[ref.Key]) == 0 {
+					t.Errorf("%s: Secret %s has no key %s", where, ref.Name, ref.Key)
+				}
+				if env(t, r, c)["ADMIN_TOKEN"] != "" {
+					t.Errorf("%s: ADMIN_TOKEN also set as a literal", where)
+				}
+			}
+		}
+	}
+}

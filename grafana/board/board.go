@@ -62,7 +62,8 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		WithVariable(serviceVariable()).
 		Annotation(builtInAnnotations()).
 		Annotation(loadRunAnnotations()).
-		Annotation(alertAnnotations())
+		Annotation(alertAnnotations()).
+		Annotation(knobChangeAnnotations())
 
 	b = b.WithRow(dashboard.NewRowBuilder("Overview (last minute)")).
 		WithPanel(scoreboard())
@@ -76,6 +77,7 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		{"Semaphore (semaphore service)", semaphorePanels()},
 		{"Pipeline (pipeline service)", pipelinePanels()},
 		{"Go runtime and process", runtimePanels()},
+		{"Knobs", knobPanels()},
 	} {
 		b = b.WithRow(dashboard.NewRowBuilder(row.title))
 		for _, p := range row.panels {

@@ -32,7 +32,9 @@ type Answer struct {
 	Status   int       // the HTTP status, 0 on a transport error
 	Type     string    // the problem type's name (database-unavailable), if any
 	ID       int64     // the stored order's id, on a success
-	Err      error     // a transport error
+	// RetryAfter is the Retry-After header, if any (a 429 must carry one).
+	RetryAfter string
+	Err        error // a transport error
 }
 
 // Success says whether the order was acknowledged: created (201), or
@@ -127,6 +129,7 @@ func (l *Load) send(seq int) {
 		body, err = io.ReadAll(resp.Body)
 		resp.Body.Close()
 		a.Status = resp.StatusCode
+		a.RetryAfter = resp.Header.Get("Retry-After")
 		var v struct {
 			ID   int64  `json:"id"`
 			Type string `json:"type"`

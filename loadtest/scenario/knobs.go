@@ -1,6 +1,6 @@
 package scenario
 
-// Knob is a documented service setting (README.md, Knobs) that a scenario
+// Knob is a documented service setting (docs/reference/knobs.md) that a scenario
 // may set. Addresses and DATABASE_URL are the runner's, not the scenario's.
 type Knob struct {
 	Name     string

@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -56,16 +55,8 @@ func pipelineConfig(k *knob.Set, a *audit.Recorder) pipeline.Config {
 	}
 }
 
-// resizer is what the pipeline offers for its knobs.
-type resizer interface{ Resize(c pipeline.Config) error }
-
-func tune(live *app.Live, p any, a *audit.Recorder) {
-	names := []string{"WORKERS", "BATCH_MAX", "BATCH_WAIT", "QUEUE_CAPACITY", "ENQUEUE_WAIT", "AUDIT_WORKERS", "AUDIT_QUEUE"}
-	r, ok := p.(resizer)
-	if !ok {
-		live.Check(func(*knob.Set) error { return errors.New("this build cannot change it live") }, names...)
-		return
-	}
-	live.On(func(_ context.Context, next *knob.Set) error { return r.Resize(pipelineConfig(next, a)) },
-		append(names, "REQUEST_TIMEOUT")...)
+// tune resizes the stages when their knobs change.
+func tune(live *app.Live, p *pipeline.Pipeline, a *audit.Recorder) {
+	live.On(func(_ context.Context, next *knob.Set) error { return p.Resize(pipelineConfig(next, a)) },
+		"WORKERS", "BATCH_MAX", "BATCH_WAIT", "QUEUE_CAPACITY", "ENQUEUE_WAIT", "AUDIT_WORKERS", "AUDIT_QUEUE")
 }

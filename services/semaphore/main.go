@@ -10,10 +10,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/direct"
@@ -46,20 +44,8 @@ func build(d app.Deps) (model.Model, error) {
 	return direct.Limited(d.Store, lim, d.Audit), nil
 }
 
-// liveLimiter is what the limiter offers for its knobs.
-type liveLimiter interface {
-	SetLimit(permits int, adaptive bool) error
-	SetWait(d time.Duration)
-	SetBounds(min, max int) error
-}
-
-func tuneLimit(live *app.Live, lim any) {
-	l, ok := lim.(liveLimiter)
-	if !ok {
-		live.Check(func(*knob.Set) error { return errors.New("this build cannot change it live") },
-			"LIMIT", "LIMIT_WAIT", "LIMIT_MIN", "LIMIT_MAX")
-		return
-	}
+// tuneLimit changes the limit when its knobs change.
+func tuneLimit(live *app.Live, l *limiter.Limiter) {
 	// Bounds first: a switch to adaptive starts within the new ones.
 	live.On(func(_ context.Context, next *knob.Set) error {
 		return l.SetBounds(next.Int("LIMIT_MIN"), next.Int("LIMIT_MAX"))

@@ -225,3 +225,12 @@ func TestPoolPitfalls(t *testing.T) { apptest.PoolPitfalls(t, service, nil) }
 // Clients that break the rules (README, "HTTP servers", Limits): each
 // server answers them and goes on serving the others.
 func TestAbuse(t *testing.T) { apptest.Abuse(t, service, nil) }
+
+// The pool resizes live under keyed load, and nothing fails or is lost
+// (docs/reference/knobs.md).
+func TestLiveKnobsUnderLoad(t *testing.T) {
+	apptest.LiveKnobsUnderLoad(t, service, nil, []apptest.KnobChange{
+		{Knobs: map[string]string{"DB_MAX_CONNS": "5"}, Metric: "orderlab_db_pool_max_connections", Want: 5},
+		{Knobs: map[string]string{"DB_MAX_CONNS": "20"}, Metric: "orderlab_db_pool_max_connections", Want: 20},
+	})
+}

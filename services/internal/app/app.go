@@ -157,7 +157,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		return err
 	}
 	adminSrv := &http.Server{
-		Handler:           adminHandler(reg, live, cfg.AdminToken, leaks(store), log),
+		Handler:           adminHandler(reg, live, cfg.AdminToken, store, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}

@@ -38,18 +38,6 @@ type knobView struct {
 // releaser hands back every connection LEAK_EVERY kept, and says how many.
 type releaser interface{ ReleaseLeaked() int }
 
-// leaks is store's releaser, or one that releases nothing.
-func leaks(store any) releaser {
-	if r, ok := store.(releaser); ok {
-		return r
-	}
-	return releaseNone{}
-}
-
-type releaseNone struct{}
-
-func (releaseNone) ReleaseLeaked() int { return 0 }
-
 func knobRoutes(mux *http.ServeMux, live *Live, token string, leaks releaser, log *slog.Logger) {
 	mux.HandleFunc("GET /knobs", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, viewKnobs(live.Current()))

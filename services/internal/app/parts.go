@@ -2,20 +2,20 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/orderlab/orderlab/services/internal/api"
+	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/knob"
+	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
 // liveParts registers how the shared parts follow their knobs: the API's
 // per-request snapshot, the log level, the store's pool and leak, the
 // audit delay. SHUTDOWN_TIMEOUT needs no hook: shutdown reads the set in
 // force when it begins.
-func liveParts(live *Live, cfg Config, level *slog.LevelVar, apiKnobs *api.Knobs, store, auditor any) {
+func liveParts(live *Live, cfg Config, level *slog.LevelVar, apiKnobs *api.Knobs, store *postgres.Store, auditor *audit.Recorder) {
 	// The servers' write timeout (and nbio's queue deadline) is derived
 	// from REQUEST_TIMEOUT at start (apiLimits): a longer deadline would be
 	// cut by it.
@@ -37,36 +37,15 @@ func liveParts(live *Live, cfg Config, level *slog.LevelVar, apiKnobs *api.Knobs
 		level.Set(logLevel(next.Text("LOG_LEVEL")))
 		return nil
 	}, "LOG_LEVEL")
-	if p, ok := store.(livePool); ok {
-		live.On(func(ctx context.Context, next *knob.Set) error {
-			return p.SetPoolSize(ctx, next.Int("DB_MAX_CONNS"), next.Int("DB_MIN_CONNS"))
-		}, "DB_MAX_CONNS", "DB_MIN_CONNS")
-		live.On(func(_ context.Context, next *knob.Set) error {
-			p.SetLeakEvery(next.Int("LEAK_EVERY"))
-			return nil
-		}, "LEAK_EVERY")
-	} else {
-		live.Check(notLive, "DB_MAX_CONNS", "DB_MIN_CONNS", "LEAK_EVERY")
-	}
-	if a, ok := auditor.(liveAudit); ok {
-		live.On(func(_ context.Context, next *knob.Set) error {
-			a.SetDelay(next.Duration("AUDIT_DELAY"))
-			return nil
-		}, "AUDIT_DELAY")
-	} else {
-		live.Check(notLive, "AUDIT_DELAY")
-	}
+	live.On(func(ctx context.Context, next *knob.Set) error {
+		return store.SetPoolSize(ctx, next.Int("DB_MAX_CONNS"), next.Int("DB_MIN_CONNS"))
+	}, "DB_MAX_CONNS", "DB_MIN_CONNS")
+	live.On(func(_ context.Context, next *knob.Set) error {
+		store.SetLeakEvery(next.Int("LEAK_EVERY"))
+		return nil
+	}, "LEAK_EVERY")
+	live.On(func(_ context.Context, next *knob.Set) error {
+		auditor.SetDelay(next.Duration("AUDIT_DELAY"))
+		return nil
+	}, "AUDIT_DELAY")
 }
-
-// livePool is what the store offers for its knobs.
-type livePool interface {
-	SetPoolSize(ctx context.Context, maxConns, minConns int) error
-	SetLeakEvery(n int)
-	releaser
-}
-
-// liveAudit is what the audit recorder offers for AUDIT_DELAY.
-type liveAudit interface{ SetDelay(d time.Duration) }
-
-// notLive refuses a knob whose part cannot change it in this build.
-func notLive(*knob.Set) error { return errors.New("this build cannot change it live") }

@@ -22,9 +22,10 @@ import (
 // serialised order in a buffer the size of a typical audit-log entry.
 const payloadBytes = 16 << 10
 
-// Recorder performs audit writes that each take Delay.
+// Recorder performs audit writes that each take its delay (AUDIT_DELAY,
+// which changes live: SetDelay).
 type Recorder struct {
-	delay   time.Duration
+	delay   atomic.Int64 // a time.Duration
 	pending atomic.Int64
 	wg      sync.WaitGroup
 }
@@ -32,7 +33,8 @@ type Recorder struct {
 // New returns a Recorder whose writes take delay (0: auditing is off), with
 // orderlab_audit_pending registered on reg.
 func New(delay time.Duration, reg prometheus.Registerer) (*Recorder, error) {
-	r := &Recorder{delay: delay}
+	r := &Recorder{}
+	r.SetDelay(delay)
 	err := reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "orderlab_audit_pending",
 		Help: "Audit writes queued or running (AUDIT_DELAY).",
@@ -40,8 +42,17 @@ func New(delay time.Duration, reg prometheus.Registerer) (*Recorder, error) {
 	return r, err
 }
 
-// Enabled says whether AUDIT_DELAY is set.
-func (r *Recorder) Enabled() bool { return r != nil && r.delay > 0 }
+// Enabled says whether AUDIT_DELAY is set now: an order committed while it
+// is gets an audit write.
+func (r *Recorder) Enabled() bool { return r != nil && r.delay.Load() > 0 }
+
+// SetDelay sets AUDIT_DELAY: how long each audit write started from now on
+// takes; 0 (or below) turns auditing off for the orders that follow. Writes
+// already queued or running keep going.
+func (r *Recorder) SetDelay(d time.Duration) { r.delay.Store(int64(max(d, 0))) }
+
+// Delay is AUDIT_DELAY's current value.
+func (r *Recorder) Delay() time.Duration { return time.Duration(r.delay.Load()) }
 
 // Go writes o's audit record on a goroutine of its own and returns at once:
 // fire and forget, with nothing to bound how many run.
@@ -61,7 +72,7 @@ func (r *Recorder) write(o order.Order) {
 	buf := make([]byte, payloadBytes)
 	b, _ := json.Marshal(o) // an Order always marshals
 	copy(buf, b)
-	time.Sleep(r.delay) // the slow downstream write
+	time.Sleep(r.Delay()) // the slow downstream write
 	runtime.KeepAlive(buf)
 }
 

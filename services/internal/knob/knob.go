@@ -105,9 +105,9 @@ func (k Knob) Range() string {
 	case Duration:
 		return fmt.Sprintf("%s..%s", time.Duration(k.Min), time.Duration(k.Max))
 	case Enum:
-		return strings.Join(k.Values, "|")
+		return strings.Join(k.Values, ", ")
 	case Bool:
-		return "true|false"
+		return "true, false"
 	}
 	return ""
 }

@@ -20,21 +20,31 @@ var errQueueFull = errors.New("limiter queue full")
 //
 // With LIMIT_WAIT set, requests over the limit may queue: up to twice the
 // current limit queue freely, beyond that a growing share is rejected at
-// once, and beyond three times the limit all are.
+// once, and beyond three times the limit all are. The queue is built in
+// whatever LIMIT_WAIT is, so that LIMIT_WAIT can change live: with a zero
+// wait nobody queues (the Limiter only tries for a permit).
 type adaptive struct {
 	lim adaptivelimiter.AdaptiveLimiter[any]
 }
 
-func newAdaptive(cfg Config) (*adaptive, error) {
-	lo, hi := max(cfg.Min, 1), cfg.Max
+// validBounds checks LIMIT_MIN and LIMIT_MAX, and returns the bounds the
+// adaptive limit uses (a LIMIT_MIN below 1 is 1).
+func validBounds(lo, hi int) (int, int, error) {
+	lo = max(lo, 1)
 	if hi < lo {
-		return nil, fmt.Errorf("limiter: adaptive limit bounds %d..%d: want min <= max", lo, hi)
+		return 0, 0, fmt.Errorf("limiter: adaptive limit bounds %d..%d: want LIMIT_MIN <= LIMIT_MAX", lo, hi)
+	}
+	return lo, hi, nil
+}
+
+func newAdaptive(cfg Config) (*adaptive, error) {
+	lo, hi, err := validBounds(cfg.Min, cfg.Max)
+	if err != nil {
+		return nil, err
 	}
 	b := adaptivelimiter.NewBuilder[any]().
-		WithLimits(uint(lo), uint(hi), uint(min(max(20, lo), hi)))
-	if cfg.Wait > 0 {
-		b = b.WithQueueing(2, 3)
-	}
+		WithLimits(uint(lo), uint(hi), uint(min(max(20, lo), hi))).
+		WithQueueing(2, 3)
 	return &adaptive{lim: b.Build()}, nil
 }
 

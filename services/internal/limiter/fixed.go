@@ -3,32 +3,34 @@ package limiter
 import (
 	"context"
 
-	"golang.org/x/sync/semaphore"
+	"github.com/orderlab/orderlab/services/internal/gate"
 )
 
-// fixed is LIMIT=n: a weighted semaphore of n permits whose waiters are
-// served in arrival order.
+// fixed is LIMIT=n: n permits whose waiters are served in arrival order.
+// n changes live (resize): a smaller n revokes no permit held, and admits
+// nobody until fewer than n are held.
 type fixed struct {
-	sem *semaphore.Weighted
-	n   int
+	g *gate.Gate
 }
 
-func newFixed(n int64) *fixed { return &fixed{sem: semaphore.NewWeighted(n), n: int(n)} }
+func newFixed(n int) *fixed { return &fixed{g: gate.New(n)} }
 
-func (f *fixed) release(bool) { f.sem.Release(1) }
+func (f *fixed) release(bool) { f.g.Release() }
 
 func (f *fixed) tryAcquire() (func(bool), bool) {
-	if !f.sem.TryAcquire(1) {
+	if !f.g.TryAcquire() {
 		return nil, false
 	}
 	return f.release, true
 }
 
 func (f *fixed) acquire(ctx context.Context) (func(bool), error) {
-	if err := f.sem.Acquire(ctx, 1); err != nil {
+	if err := f.g.Acquire(ctx); err != nil {
 		return nil, err
 	}
 	return f.release, nil
 }
 
-func (f *fixed) limit() int { return f.n }
+func (f *fixed) limit() int { return f.g.Size() }
+
+func (f *fixed) resize(n int) { f.g.Resize(n) }

@@ -6,7 +6,7 @@ package limiter
 
 import (
 	"context"
-	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,10 +61,14 @@ type permits interface {
 // Config.Wait for one; after that it is rejected, so that a saturated
 // service answers 429 at once instead of queueing in front of the pool.
 type Limiter struct {
-	permits permits
-	mode    string
-	wait    time.Duration
-	tracer  trace.Tracer
+	// cur issues new permits; a permit held goes back to the issuer that
+	// gave it, whatever cur is by then (a live LIMIT change: live.go).
+	cur    atomic.Pointer[issuer]
+	wait   atomic.Int64 // LIMIT_WAIT, as a time.Duration
+	tracer trace.Tracer
+	// mu serialises the setters, which keep cfg as the live values.
+	mu  sync.Mutex
+	cfg Config
 	// released counts permits given back, for Retry-After.
 	released *overload.ReleaseRate
 
@@ -78,8 +82,7 @@ type Limiter struct {
 // New returns a Limiter for cfg with its metrics registered on reg.
 func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limiter, error) {
 	l := &Limiter{
-		mode:     "fixed",
-		wait:     cfg.Wait,
+		cfg:      cfg,
 		tracer:   tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
 		released: overload.NewReleaseRate(),
 		waitSeconds: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_limiter_wait_seconds",
@@ -90,27 +93,17 @@ func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limit
 			Help: "Requests answered 429 by the limiter, by reason (at_limit, queue_full, wait_timeout).",
 		}, []string{"reason"}),
 	}
-	switch {
-	case cfg.Adaptive:
-		a, err := newAdaptive(cfg)
-		if err != nil {
-			return nil, err
-		}
-		l.permits, l.mode = a, "adaptive"
-	case cfg.Permits >= 1:
-		l.permits = newFixed(int64(cfg.Permits))
-	default:
-		return nil, fmt.Errorf("limiter: want at least one permit, got %d", cfg.Permits)
+	l.wait.Store(int64(cfg.Wait))
+	is, err := newIssuer(cfg)
+	if err != nil {
+		return nil, err
 	}
+	l.cur.Store(is)
 	for _, r := range []string{ReasonAtLimit, ReasonQueueFull, ReasonWaitTimeout} {
 		l.rejections.WithLabelValues(r) // every reason is exported from the start
 	}
 	cs := []prometheus.Collector{
-		l.waitSeconds, l.rejections,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "orderlab_limiter_limit", ConstLabels: prometheus.Labels{"mode": l.mode},
-			Help: "The current limit on permits: LIMIT when fixed, the adaptive limit's current value when LIMIT=adaptive.",
-		}, func() float64 { return float64(l.permits.limit()) }),
+		l.waitSeconds, l.rejections, limitCollector{l},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "orderlab_limiter_permits_in_use", Help: "Permits held now: requests in flight past the limiter.",
 		}, func() float64 { return float64(l.inUse.Load()) }),
@@ -125,7 +118,7 @@ func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limit
 }
 
 // Limit is the current limit.
-func (l *Limiter) Limit() int { return l.permits.limit() }
+func (l *Limiter) Limit() int { return l.cur.Load().limit() }
 
 // Acquire takes a permit, waiting at most the Limiter's wait; its Release
 // gives it back to where it came from. When none comes in time the
@@ -134,16 +127,17 @@ func (l *Limiter) Limit() int { return l.permits.limit() }
 // ends first it is ctx's error.
 func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
 	start := time.Now()
+	is := l.cur.Load()
 	_, span := l.tracer.Start(ctx, "limiter.wait", trace.WithAttributes(
-		attribute.Int("limiter.limit", l.permits.limit()),
+		attribute.Int("limiter.limit", is.limit()),
 		attribute.Int64("limiter.waiters", l.waiters.Load()),
 	))
 	defer span.End()
 
-	release, ok := l.permits.tryAcquire()
+	release, ok := is.tryAcquire()
 	if !ok {
 		var reason string
-		release, reason = l.waitForPermit(ctx)
+		release, reason = l.waitForPermit(ctx, is)
 		if release == nil {
 			waited := time.Since(start)
 			if ctx.Err() != nil {
@@ -168,17 +162,18 @@ func (l *Limiter) observe(ctx context.Context, span trace.Span, outcome string, 
 	span.SetAttributes(attribute.String("limiter.outcome", outcome))
 }
 
-// waitForPermit waits at most l.wait for a permit. It returns nil and the
-// rejection reason when none came; a zero wait rejects at once.
-func (l *Limiter) waitForPermit(ctx context.Context) (func(done bool), string) {
-	if l.wait <= 0 {
+// waitForPermit waits at most LIMIT_WAIT for a permit of is. It returns
+// nil and the rejection reason when none came; a zero wait rejects at once.
+func (l *Limiter) waitForPermit(ctx context.Context, is *issuer) (func(done bool), string) {
+	wait := time.Duration(l.wait.Load())
+	if wait <= 0 {
 		return nil, ReasonAtLimit
 	}
 	l.waiters.Add(1)
 	defer l.waiters.Add(-1)
-	wctx, cancel := context.WithTimeout(ctx, l.wait)
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	release, err := l.permits.acquire(wctx)
+	release, err := is.acquire(wctx)
 	switch {
 	case err == nil:
 		return release, ""
@@ -189,7 +184,7 @@ func (l *Limiter) waitForPermit(ctx context.Context) (func(done bool), string) {
 }
 
 // Permit is an acquired permit. Release gives it back to the permits it
-// came from (release), whatever the limit is by then.
+// came from (release), whatever the limit or the mode is by then.
 type Permit struct {
 	l       *Limiter
 	ctx     context.Context

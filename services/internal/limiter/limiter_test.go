@@ -77,8 +77,10 @@ func TestWaiterGetsReleasedPermit(t *testing.T) {
 		}
 		got <- err
 	}()
-	for l.waiters.Load() != 1 {
-		time.Sleep(time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Second); l.waiters.Load() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second Acquire did not wait within 5s")
+		}
 	}
 	r1.Release()
 	if err := <-got; err != nil {
@@ -149,7 +151,7 @@ func TestLimitMetric(t *testing.T) {
 // of waiters beyond that and all of them at three times it, as queue_full.
 func TestAdaptiveQueueIsBounded(t *testing.T) {
 	l, _ := newLimiter(t, Config{Adaptive: true, Min: 2, Max: 2, Wait: 10 * time.Second})
-	a := l.permits.(*adaptive)
+	a := l.cur.Load().permits.(*adaptive)
 	var held []*Permit
 	for range 2 {
 		tk, err := l.Acquire(context.Background())

@@ -40,11 +40,11 @@ type ticket struct {
 func (t *ticket) Release() {
 	if t.slot {
 		t.slot = false
-		<-t.p.slots
+		t.p.slots.Release()
 	}
 	if t.audit {
 		t.audit = false
-		<-t.p.auditSlots
+		t.p.auditSlots.Release()
 	}
 }
 
@@ -69,8 +69,8 @@ func (p *Pipeline) Admit(ctx context.Context, op model.Op) (model.Admitted, erro
 func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error) {
 	start := time.Now()
 	_, span := p.tracer.Start(ctx, "pipeline.enqueue", trace.WithAttributes(
-		attribute.Int("pipeline.queue.length", len(p.intake)),
-		attribute.Int("pipeline.queue.capacity", cap(p.intake)),
+		attribute.Int("pipeline.queue.length", p.intake.len()),
+		attribute.Int("pipeline.queue.capacity", p.slots.Size()),
 	))
 	defer span.End()
 	outcome := "enqueued"
@@ -96,33 +96,28 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 		}
 	}()
 	if op == model.PlaceOrder && p.cfg.Audit.Enabled() {
-		select {
-		case p.auditSlots <- struct{}{}:
-			t.audit = true
-		default:
-			return nil, reject(ReasonAuditFull, "audit queue", p.auditReleased, len(p.auditSlots))
+		if !p.auditSlots.TryAcquire() {
+			return nil, reject(ReasonAuditFull, "audit queue", p.auditReleased, p.auditSlots.Held())
 		}
+		t.audit = true
 	}
-	select {
-	case p.slots <- struct{}{}:
+	if p.slots.TryAcquire() {
 		t.slot = true
 		return t, nil
-	default:
 	}
-	if p.cfg.EnqueueWait > 0 {
-		timer := time.NewTimer(p.cfg.EnqueueWait)
-		defer timer.Stop()
-		select {
-		case p.slots <- struct{}{}:
+	if wait := p.config().EnqueueWait; wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		if p.slots.Acquire(wctx) == nil {
 			t.slot = true
 			return t, nil
-		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
 			outcome = "canceled"
 			return nil, ctx.Err()
-		case <-timer.C:
 		}
 	}
-	return nil, reject(ReasonIntakeFull, "queue", p.intakeReleased, len(p.slots))
+	return nil, reject(ReasonIntakeFull, "queue", p.intakeReleased, p.slots.Held())
 }
 
 func (p *Pipeline) isClosed() bool {
@@ -136,7 +131,7 @@ func (p *Pipeline) isClosed() bool {
 var errNoSlot = errors.New("pipeline: the request's admission holds no intake slot (admitted for a read, or used already)")
 
 // enqueue hands j the ticket's slots and puts it on the intake queue. The
-// send never blocks: the ticket's slot is room in intake.
+// push never blocks: intake's bound is the slots.
 func (p *Pipeline) enqueue(tk *ticket, j *job) error {
 	if !tk.slot {
 		return errNoSlot
@@ -148,6 +143,6 @@ func (p *Pipeline) enqueue(tk *ticket, j *job) error {
 	}
 	tk.slot = false // freed by the price stage when it takes j
 	j.audit, tk.audit = tk.audit, false
-	p.intake <- j
+	p.intake.push(j)
 	return nil
 }

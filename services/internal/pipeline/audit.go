@@ -16,26 +16,31 @@ func (p *Pipeline) toAudit(j *job, r order.Result) {
 	}
 	j.audit = false // the slot now travels with the order
 	p.cfg.Audit.Queued()
-	p.audits <- r.Order
+	p.audits.push(r.Order)
 }
 
 // releaseAudit gives back j's audit slot, if it holds one.
 func (p *Pipeline) releaseAudit(j *job) {
 	if j.audit {
 		j.audit = false
-		<-p.auditSlots
+		p.auditSlots.Release()
 		p.auditReleased.Released()
 	}
 }
 
 // audit is one audit worker: it writes each order's audit record, then
-// frees the order's audit slot.
+// frees the order's audit slot. It leaves when the queue is empty and the
+// stage has one worker too many (AUDIT_WORKERS fell: Resize).
 func (p *Pipeline) audit() {
-	for o := range p.audits {
+	for {
+		o, ok := p.audits.pop(p.auditors.leave)
+		if !ok {
+			return
+		}
 		p.auditBusy.Add(1)
 		p.cfg.Audit.Write(o)
 		p.auditBusy.Add(-1)
-		<-p.auditSlots
+		p.auditSlots.Release()
 		p.auditReleased.Released()
 	}
 }

@@ -17,18 +17,35 @@ import (
 )
 
 // persistWorker is one persist worker: it takes a job, fills a batch with
-// whatever else is queued (waiting at most BatchWait), and commits it.
+// whatever else is queued (waiting at most BatchWait), and commits it. When
+// the stage has one worker too many (WORKERS fell: Resize), it leaves
+// between batches.
 func (p *Pipeline) persistWorker() {
-	for first := range p.persist {
-		if first.op == model.HoldConnection {
-			p.hold(first)
-			continue
+	for {
+		select {
+		case first, ok := <-p.persist:
+			if !ok {
+				return
+			}
+			p.work(first)
+		case <-p.workers.woken():
 		}
-		batch, next := p.fill(first)
-		p.commit(batch)
-		if next != nil {
-			p.hold(next)
+		if p.workers.leave() {
+			return
 		}
+	}
+}
+
+// work runs first: a connection hold, or the first order of a batch.
+func (p *Pipeline) work(first *job) {
+	if first.op == model.HoldConnection {
+		p.hold(first)
+		return
+	}
+	batch, next := p.fill(first)
+	p.commit(batch)
+	if next != nil {
+		p.hold(next)
 	}
 }
 
@@ -36,10 +53,11 @@ func (p *Pipeline) persistWorker() {
 // queued, and what arrives within BatchWait of first. A connection hold
 // ends the batch and is returned to run after it.
 func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
-	batch = append(make([]*job, 0, p.cfg.BatchMax), first)
-	timer := time.NewTimer(p.cfg.BatchWait)
+	cfg := p.config()
+	batch = append(make([]*job, 0, cfg.BatchMax), first)
+	timer := time.NewTimer(cfg.BatchWait)
 	defer timer.Stop()
-	for len(batch) < p.cfg.BatchMax {
+	for len(batch) < cfg.BatchMax {
 		var j *job
 		var ok bool
 		select {

@@ -36,6 +36,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/audit"
+	"github.com/orderlab/orderlab/services/internal/gate"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
@@ -75,27 +76,32 @@ type Config struct {
 	AuditQueue   int
 }
 
-// Pipeline runs the stages. Start it with New, stop it with Close.
+// Pipeline runs the stages. Start it with New, stop it with Close; Resize
+// changes its sizes while it runs (resize.go).
 type Pipeline struct {
-	cfg    Config
+	cfg    Config                 // as started: PriceWorkers, CommitTimeout and Audit
+	live   atomic.Pointer[Config] // the live sizes (Resize)
 	store  Store
 	log    *slog.Logger
 	tracer trace.Tracer
 	m      *metrics
 
-	mu     sync.RWMutex // guards closed against sends on a closed intake
+	mu     sync.RWMutex // guards closed against sends on a closed intake, and Resize
 	closed bool
-	// slots holds one token per reserved intake slot: taken by Admit, given
-	// back when the price stage takes the job off intake (or when the
-	// request leaves without enqueueing). intake has room for every token,
-	// so an admitted job's send never blocks.
-	slots   chan struct{}
-	intake  chan *job
+	// slots holds one permit per reserved intake slot (QUEUE_CAPACITY):
+	// taken by Admit, given back when the price stage takes the job off
+	// intake (or when the request leaves without enqueueing). intake is a
+	// queue with no bound of its own, so an admitted job's push never
+	// blocks.
+	slots   *gate.Gate
+	intake  *fifo[*job]
 	persist chan *job
-	audits  chan order.Order
-	// auditSlots counts reserved audit slots: queued, in a worker, or held
-	// by an order on its way there.
-	auditSlots chan struct{}
+	audits  *fifo[order.Order]
+	// auditSlots counts reserved audit slots (AUDIT_QUEUE+AUDIT_WORKERS):
+	// queued, in a worker, or held by an order on its way there.
+	auditSlots *gate.Gate
+	// workers and auditors are the persist and audit goroutines.
+	workers, auditors *crew
 	// intakeReleased and auditReleased measure how fast the intake and the
 	// audit stage free slots, for Retry-After.
 	intakeReleased, auditReleased *overload.ReleaseRate
@@ -123,44 +129,45 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		store:  store,
 		log:    log,
 		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
-		slots:  make(chan struct{}, cfg.QueueCapacity),
-		intake: make(chan *job, cfg.QueueCapacity),
+		slots:  gate.New(cfg.QueueCapacity),
+		intake: newFIFO[*job](),
 		// One batch's worth: beyond QUEUE_CAPACITY, what is admitted but
 		// not yet committed is this, the jobs in pricing and those in the
 		// workers' batches, so WORKERS=200 BATCH_MAX=1 QUEUE_CAPACITY=100
 		// behaves like Tomcat's 200 threads and accept queue of 100.
-		persist: make(chan *job, cfg.BatchMax),
-		// Room for every reserved slot: handing an order to the stage never blocks.
-		audits:         make(chan order.Order, cfg.AuditQueue+cfg.AuditWorkers),
-		auditSlots:     make(chan struct{}, cfg.AuditQueue+cfg.AuditWorkers),
+		persist:        make(chan *job, cfg.BatchMax),
+		audits:         newFIFO[order.Order](),
+		auditSlots:     gate.New(cfg.AuditQueue + cfg.AuditWorkers),
 		intakeReleased: overload.NewReleaseRate(),
 		auditReleased:  overload.NewReleaseRate(),
 		stopped:        make(chan struct{}),
 	}
+	live := cfg
+	p.live.Store(&live)
+	p.workers = newCrew(nil)
+	p.auditors = newCrew(p.audits.wake)
 	m, err := newMetrics(reg, p)
 	if err != nil {
 		return nil, err
 	}
 	p.m = m
 
-	var price, persist, audits sync.WaitGroup
+	var price sync.WaitGroup
 	for range cfg.PriceWorkers {
 		price.Go(p.price)
 	}
-	for range cfg.Workers {
-		persist.Go(p.persistWorker)
-	}
-	if cfg.Audit.Enabled() {
-		for range cfg.AuditWorkers {
-			audits.Go(p.audit)
-		}
+	p.workers.resize(cfg.Workers, p.persistWorker)
+	// The audit stage runs whenever there is a Recorder, so that
+	// AUDIT_DELAY can turn auditing on live (audit.Recorder.SetDelay).
+	if cfg.Audit != nil {
+		p.auditors.resize(cfg.AuditWorkers, p.audit)
 	}
 	go func() {
 		price.Wait()
 		close(p.persist) // pricing is done: let the workers drain and stop
-		persist.Wait()
-		close(p.audits) // no more commits: let the audit stage drain
-		audits.Wait()
+		p.workers.wg.Wait()
+		p.audits.close() // no more commits: let the audit stage drain
+		p.auditors.wg.Wait()
 		close(p.stopped)
 	}()
 	return p, nil
@@ -172,13 +179,13 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
-		close(p.intake)
+		p.intake.close()
 	}
 	p.mu.Unlock()
 	select {
 	case <-p.stopped:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("pipeline drain: %w (%d queued, %d in persist)", ctx.Err(), len(p.intake), len(p.persist))
+		return fmt.Errorf("pipeline drain: %w (%d queued, %d in persist)", ctx.Err(), p.intake.len(), len(p.persist))
 	}
 }

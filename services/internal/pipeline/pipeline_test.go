@@ -218,7 +218,7 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 		go func() { _ = hold(context.Background(), p, 0) }()
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for len(p.intake) < 1 && time.Now().Before(deadline) {
+	for p.intake.len() < 1 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()

@@ -10,8 +10,12 @@ import (
 // hands it on. Its send blocks when persist is full: that is the
 // backpressure.
 func (p *Pipeline) price() {
-	for j := range p.intake {
-		<-p.slots
+	for {
+		j, ok := p.intake.pop(nil)
+		if !ok {
+			return
+		}
+		p.slots.Release()
 		p.intakeReleased.Released()
 		p.priceBusy.Add(1)
 		if j.op == model.PlaceOrder {

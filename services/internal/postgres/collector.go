@@ -1,15 +1,18 @@
 package postgres
 
 import (
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // statsCollector reads pgxpool.Stat at scrape time, in the manner of
 // client_golang's collectors.NewDBStatsCollector, so the figures are never
-// older than the scrape and no ticker goroutine is needed.
+// older than the scrape and no ticker goroutine is needed. It reads every
+// open pool: after a resize (SetPoolSize) the connections of the pool being
+// replaced still count until it has closed, the size limit is the new
+// pool's, and the counters add up every pool since the start, so they never
+// go back nor count anything twice (pools.stats).
 type statsCollector struct {
-	pool *pgxpool.Pool
+	pools *pools
 
 	acquired, idle, constructing, total, max                *prometheus.Desc
 	acquires, emptyAcquires, canceled, acquireSec, emptySec *prometheus.Desc
@@ -17,12 +20,12 @@ type statsCollector struct {
 
 var _ prometheus.Collector = (*statsCollector)(nil)
 
-func newStatsCollector(pool *pgxpool.Pool) *statsCollector {
+func newStatsCollector(ps *pools) *statsCollector {
 	d := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("orderlab_db_pool_"+name, help, nil, nil)
 	}
 	return &statsCollector{
-		pool:          pool,
+		pools:         ps,
 		acquired:      d("acquired_connections", "Connections checked out of the pool now."),
 		idle:          d("idle_connections", "Idle connections in the pool."),
 		constructing:  d("constructing_connections", "Connections being opened."),
@@ -46,21 +49,21 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.pool.Stat()
+	s := c.pools.stats()
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}
 	counter := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
 	}
-	gauge(c.acquired, float64(s.AcquiredConns()))
-	gauge(c.idle, float64(s.IdleConns()))
-	gauge(c.constructing, float64(s.ConstructingConns()))
-	gauge(c.total, float64(s.TotalConns()))
-	gauge(c.max, float64(s.MaxConns()))
-	counter(c.acquires, float64(s.AcquireCount()))
-	counter(c.emptyAcquires, float64(s.EmptyAcquireCount()))
-	counter(c.canceled, float64(s.CanceledAcquireCount()))
-	counter(c.acquireSec, s.AcquireDuration().Seconds())
-	counter(c.emptySec, s.EmptyAcquireWaitTime().Seconds())
+	gauge(c.acquired, float64(s.acquired))
+	gauge(c.idle, float64(s.idle))
+	gauge(c.constructing, float64(s.constructing))
+	gauge(c.total, float64(s.total))
+	gauge(c.max, float64(s.max))
+	counter(c.acquires, float64(s.counters.acquires))
+	counter(c.emptyAcquires, float64(s.counters.emptyAcquires))
+	counter(c.canceled, float64(s.counters.canceled))
+	counter(c.acquireSec, s.counters.acquireDur.Seconds())
+	counter(c.emptySec, s.counters.emptyWait.Seconds())
 }

@@ -118,7 +118,7 @@ func TestKilledBackendsAreRetried(t *testing.T) {
 	// connections: every connection left answers.
 	st.sweeper.close()
 	before := testutil.ToFloat64(st.m.errors.WithLabelValues("connection_lost"))
-	for _, c := range st.pool.AcquireAllIdle(ctx) {
+	for _, c := range st.pool().AcquireAllIdle(ctx) {
 		if err := c.Ping(ctx); err != nil {
 			t.Errorf("a dead connection is still in the pool: %v", err)
 		}
@@ -144,7 +144,7 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	u.Host = proxy.Addr
 	st := open(t, u.String())
 	proxy.Close() // nothing listens there any more
-	st.pool.Reset()
+	st.pool().Reset()
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

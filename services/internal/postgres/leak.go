@@ -11,36 +11,74 @@ import (
 // with every set (LEAK_EVERY), every every-th database call that got a
 // connection keeps it, as code that forgets rows.Close() or conn.Release()
 // on one path does. The call itself succeeds; the pool is one connection
-// smaller for good. The connections are kept here only so that Close can
-// give them back (pgxpool's Close waits for every acquired connection); a
-// real leak would not even have that.
+// smaller for good. The connections are kept here only so that they can be
+// given back (ReleaseLeaked, a resize, Close: pgxpool's Close waits for
+// every acquired connection); a real leak would not even have that.
 type leak struct {
-	every int64
+	every atomic.Int64
 	calls atomic.Int64
 
 	mu   sync.Mutex
-	kept []*pgxpool.Conn
+	kept []leaked
 }
 
-// release gives conn back to the pool, unless this call is one to leak.
+// leaked is a kept connection and the pool it came from.
+type leaked struct {
+	conn *pgxpool.Conn
+	pool *pgxpool.Pool
+}
+
+// release gives conn back to the pool, unless this call is one to leak. A
+// connection of a pool being replaced is always given back, so that the
+// old pool can close (SetPoolSize).
 func (s *Store) release(conn *pgxpool.Conn) {
 	l := &s.leak
-	if l.every <= 0 || l.calls.Add(1)%l.every != 0 {
+	every := l.every.Load()
+	if every <= 0 || l.calls.Add(1)%every != 0 {
 		conn.Release()
 		return
 	}
+	from := s.tracer.poolOf(conn.Conn())
 	l.mu.Lock()
-	l.kept = append(l.kept, conn)
+	if from != s.pool() {
+		l.mu.Unlock()
+		conn.Release()
+		return
+	}
+	l.kept = append(l.kept, leaked{conn: conn, pool: from})
 	l.mu.Unlock()
 }
 
-// releaseAll gives every leaked connection back.
-func (l *leak) releaseAll() {
+// SetLeakEvery sets LEAK_EVERY: every n-th database call keeps its
+// connection; 0 (or below) stops leaking. Connections already leaked stay
+// leaked (ReleaseLeaked gives them back).
+func (s *Store) SetLeakEvery(n int) { s.leak.every.Store(int64(max(n, 0))) }
+
+// LeakEvery is LEAK_EVERY's current value.
+func (s *Store) LeakEvery() int { return int(s.leak.every.Load()) }
+
+// ReleaseLeaked gives back every connection leaked on purpose and returns
+// how many there were.
+func (s *Store) ReleaseLeaked() int { return s.leak.releaseFrom(nil) }
+
+// releaseFrom gives back the leaked connections of pool, or all of them
+// when pool is nil, and returns how many.
+func (l *leak) releaseFrom(pool *pgxpool.Pool) int {
 	l.mu.Lock()
-	kept := l.kept
-	l.kept = nil
-	l.mu.Unlock()
-	for _, c := range kept {
-		c.Release()
+	var give []leaked
+	keep := l.kept[:0]
+	for _, k := range l.kept {
+		if pool == nil || k.pool == pool {
+			give = append(give, k)
+		} else {
+			keep = append(keep, k)
+		}
 	}
+	clear(l.kept[len(keep):])
+	l.kept = keep
+	l.mu.Unlock()
+	for _, k := range give {
+		k.conn.Release()
+	}
+	return len(give)
 }

@@ -46,7 +46,7 @@ type Config struct {
 // every database error (dberr.Class, in errors.go) and retries what is safe
 // to retry (retry.go).
 type Store struct {
-	pool   *pgxpool.Pool
+	pools  pools // the pool, and the ones a resize replaced (pool.go)
 	health *healthConn
 	m      *metrics
 	// brokenAt is when a connection was last found broken (Unix ns): the
@@ -54,7 +54,6 @@ type Store struct {
 	brokenAt atomic.Int64
 	sweeper  sweeper
 	tracer   *poolTracer
-	maxConns int32
 	leak     leak
 }
 
@@ -72,7 +71,8 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	// holds it 100ms more after each cancel to avoid canceling the next
 	// query: under starvation that costs the pool more than a reconnect.
 	configureConn(pc.ConnConfig, cfg.ApplicationName)
-	st := &Store{m: newMetrics(), maxConns: pc.MaxConns, leak: leak{every: int64(cfg.LeakEvery)}}
+	st := &Store{m: newMetrics()}
+	st.SetLeakEvery(cfg.LeakEvery)
 	pc.ShouldPing = st.shouldPing
 	pc.PingTimeout = sweepTimeout
 	healthCfg := pc.ConnConfig.Copy()
@@ -90,17 +90,19 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	pc.ConnConfig.Tracer = tracer
 	pc.BeforeClose = func(c *pgx.Conn) { tracer.dialed.Delete(c) }
 	st.tracer = tracer
-	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	g, err := newGeneration(ctx, pc)
 	if err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	if err := telemetry.Register(reg, tracer, newStatsCollector(pool), st.m.errors, st.m.retries); err != nil {
-		pool.Close()
+	st.pools.cfg, st.pools.retiring = pc, make(map[*generation]struct{})
+	st.pools.cur.Store(g)
+	if err := telemetry.Register(reg, tracer, newStatsCollector(&st.pools), st.m.errors, st.m.retries); err != nil {
+		g.Close()
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	st.pool, st.health = pool, &healthConn{cfg: healthCfg, conn: conn}
+	st.health = &healthConn{cfg: healthCfg, conn: conn}
 	return st, nil
 }
 
@@ -143,13 +145,14 @@ func connectWithRetry(ctx context.Context, cfg *pgx.ConnConfig, timeout time.Dur
 	}
 }
 
-// Close closes the pool and the health connection. Connections leaked on
-// purpose (LEAK_EVERY) are given back first: pgxpool's Close waits for
-// every acquired connection.
+// Close closes the pool, the pools a resize replaced that are still
+// closing, and the health connection. Connections leaked on purpose
+// (LEAK_EVERY) are given back first: pgxpool's Close waits for every
+// acquired connection.
 func (s *Store) Close() {
 	s.sweeper.close()
-	s.leak.releaseAll()
-	s.pool.Close()
+	s.leak.releaseFrom(nil)
+	s.pools.close()
 	s.health.close()
 }
 
@@ -172,11 +175,19 @@ func (s *Store) Ping(ctx context.Context) error {
 // still unfolding (a backend that a kill or a shutdown has signalled, and
 // that answers a ping or finishes its start-up before it dies). The older
 // idle ones it meets are closed.
+//
+// A pool that a resize replaced while the call waited in it (closing it
+// ends its waits and its connects) sends the call to the new pool.
 func (s *Store) acquire(ctx context.Context, after time.Time) (*pgxpool.Conn, error) {
 	start := time.Now()
-	for range s.maxConns + 1 {
-		c, err := s.pool.Acquire(ctx)
+	g := s.pools.cur.Load()
+	for range g.maxConns + 1 {
+		c, err := g.Acquire(ctx)
 		if err != nil {
+			if cur := s.pools.cur.Load(); cur != g && ctx.Err() == nil {
+				g = cur
+				continue
+			}
 			if ctx.Err() != nil {
 				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 					return nil, &dberr.Error{Class: dberr.PoolExhausted, Waited: time.Since(start),

@@ -35,7 +35,7 @@ func req(customer string, qty int, key string) order.Request {
 
 func count(t *testing.T, st *Store) int {
 	var n int
-	if err := st.pool.QueryRow(context.Background(), "SELECT count(*) FROM orders").Scan(&n); err != nil {
+	if err := st.pool().QueryRow(context.Background(), "SELECT count(*) FROM orders").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -76,7 +76,7 @@ func TestMigrateConcurrently(t *testing.T) {
 	wg.Wait()
 	st := open(t, url)
 	var n int
-	if err := st.pool.QueryRow(context.Background(), "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil {
+	if err := st.pool().QueryRow(context.Background(), "SELECT count(*) FROM schema_migrations").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 1 {

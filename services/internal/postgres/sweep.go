@@ -44,7 +44,7 @@ func (s *Store) sweep() {
 		ctx, cancel := context.WithTimeout(context.Background(), sweepTimeout)
 		defer cancel()
 		var pings sync.WaitGroup
-		for _, c := range s.pool.AcquireAllIdle(ctx) {
+		for _, c := range s.pool().AcquireAllIdle(ctx) {
 			pings.Go(func() {
 				defer c.Release()
 				_ = c.Ping(ctx)

@@ -36,7 +36,7 @@ type poolTracer struct {
 	longestDsc *prometheus.Desc
 
 	mu   sync.Mutex
-	held map[*pgx.Conn]time.Time // when each acquired connection was acquired
+	held map[*pgx.Conn]heldConn // each acquired connection
 
 	// dialed holds when each open connection began to connect (*pgx.Conn
 	// to time.Time), for a retry that wants a connection begun after its
@@ -55,6 +55,12 @@ var (
 	_ prometheus.Collector  = (*poolTracer)(nil)
 )
 
+// heldConn is when a connection was acquired, and from which pool.
+type heldConn struct {
+	since time.Time
+	pool  *pgxpool.Pool
+}
+
 type (
 	acquireStartKey struct{}
 	connectStartKey struct{}
@@ -72,7 +78,7 @@ func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 		hold: prometheus.NewHistogram(telemetry.DurationHistogram("orderlab_db_pool_connection_hold_seconds",
 			"Time from acquiring a pooled connection to releasing it.",
 			waitBuckets)),
-		held: make(map[*pgx.Conn]time.Time),
+		held: make(map[*pgx.Conn]heldConn),
 		acquiringDsc: prometheus.NewDesc("orderlab_db_pool_acquires_in_progress",
 			"Goroutines waiting in pgxpool.Acquire now (for an idle or a new connection).", nil, nil),
 		longestDsc: prometheus.NewDesc("orderlab_db_pool_longest_hold_seconds",
@@ -111,7 +117,7 @@ func (t *poolTracer) TraceAcquireEnd(ctx context.Context, pool *pgxpool.Pool, da
 	}
 	if data.Err == nil && data.Conn != nil {
 		t.mu.Lock()
-		t.held[data.Conn] = now
+		t.held[data.Conn] = heldConn{since: now, pool: pool}
 		t.mu.Unlock()
 	}
 	t.Tracer.TraceAcquireEnd(ctx, pool, data)
@@ -131,6 +137,13 @@ func (t *poolTracer) TraceConnectEnd(ctx context.Context, data pgx.TraceConnectE
 	t.Tracer.TraceConnectEnd(ctx, data)
 }
 
+// poolOf is the pool that c was acquired from, while it is held.
+func (t *poolTracer) poolOf(c *pgx.Conn) *pgxpool.Pool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.held[c].pool
+}
+
 // dialedAfter says whether c began to connect after when.
 func (t *poolTracer) dialedAfter(c *pgx.Conn, when time.Time) bool {
 	start, ok := t.dialed.Load(c)
@@ -140,11 +153,11 @@ func (t *poolTracer) dialedAfter(c *pgx.Conn, when time.Time) bool {
 // TraceRelease implements pgxpool.ReleaseTracer.
 func (t *poolTracer) TraceRelease(_ *pgxpool.Pool, data pgxpool.TraceReleaseData) {
 	t.mu.Lock()
-	since, ok := t.held[data.Conn]
+	h, ok := t.held[data.Conn]
 	delete(t.held, data.Conn)
 	t.mu.Unlock()
 	if ok {
-		t.hold.Observe(time.Since(since).Seconds())
+		t.hold.Observe(time.Since(h.since).Seconds())
 	}
 }
 
@@ -170,8 +183,8 @@ func (t *poolTracer) longestHold(now time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var longest time.Duration
-	for _, since := range t.held {
-		longest = max(longest, now.Sub(since))
+	for _, h := range t.held {
+		longest = max(longest, now.Sub(h.since))
 	}
 	return longest
 }

@@ -1,0 +1,121 @@
+// Package gate is a counting semaphore whose size changes while it is in
+// use: the fixed limit of the semaphore service (LIMIT=n) and the
+// pipeline's intake and audit slots (QUEUE_CAPACITY, AUDIT_QUEUE), which
+// the knobs change live. Waiters are served in arrival order, as
+// golang.org/x/sync/semaphore's are. A smaller size revokes nothing: the
+// permits held stay valid, and no new one is given until fewer than the new
+// size are held.
+package gate
+
+import (
+	"container/list"
+	"context"
+	"sync"
+)
+
+// Gate hands out up to Size permits at once.
+type Gate struct {
+	mu      sync.Mutex
+	size    int
+	held    int
+	waiters list.List // of chan struct{}, closed when its permit is granted
+}
+
+// New returns a Gate of size permits.
+func New(size int) *Gate { return &Gate{size: size} }
+
+// TryAcquire takes a permit if one is free and nobody waits for one.
+func (g *Gate) TryAcquire() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held < g.size && g.waiters.Len() == 0 {
+		g.held++
+		return true
+	}
+	return false
+}
+
+// Acquire waits for a permit until ctx ends; then it returns ctx's error
+// and holds nothing.
+func (g *Gate) Acquire(ctx context.Context) error {
+	g.mu.Lock()
+	if g.held < g.size && g.waiters.Len() == 0 {
+		g.held++
+		g.mu.Unlock()
+		return nil
+	}
+	ready := make(chan struct{})
+	e := g.waiters.PushBack(ready)
+	g.mu.Unlock()
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-ready: // granted as ctx ended: give it to the next in line
+		g.held--
+	default:
+		g.waiters.Remove(e)
+	}
+	g.grant()
+	return ctx.Err()
+}
+
+// Release gives a permit back.
+func (g *Gate) Release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.held <= 0 {
+		panic("gate: Release without a permit held")
+	}
+	g.held--
+	g.grant()
+}
+
+// Resize sets the number of permits. Growing serves the waiters at once;
+// shrinking keeps the permits held, and admits nobody until fewer than
+// size are.
+func (g *Gate) Resize(size int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.size = size
+	g.grant()
+}
+
+// grant serves the waiters in order while permits are free.
+func (g *Gate) grant() {
+	for g.held < g.size {
+		front := g.waiters.Front()
+		if front == nil {
+			return
+		}
+		g.waiters.Remove(front)
+		g.held++
+		close(front.Value.(chan struct{}))
+	}
+}
+
+// Size is the number of permits.
+func (g *Gate) Size() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.size
+}
+
+// Held is the number of permits held now; above Size after a shrink until
+// enough are released.
+func (g *Gate) Held() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// Waiting is the number of callers waiting in Acquire.
+func (g *Gate) Waiting() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.waiters.Len()
+}

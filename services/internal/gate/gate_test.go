@@ -1,0 +1,95 @@
+package gate
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A shrink keeps the permits held and admits nobody until fewer than the
+// new size are held; a grow serves the waiters at once, in order.
+func TestResize(t *testing.T) {
+	g := New(3)
+	for range 3 {
+		if !g.TryAcquire() {
+			t.Fatal("a free permit was refused")
+		}
+	}
+	g.Resize(1)
+	g.Release()
+	if g.TryAcquire() {
+		t.Fatal("admitted with 2 held after a shrink to 1")
+	}
+	g.Release()
+	if g.TryAcquire() {
+		t.Fatal("admitted with 1 held after a shrink to 1")
+	}
+	g.Release()
+	if !g.TryAcquire() {
+		t.Fatal("refused with none held")
+	}
+	order := make(chan int, 3)
+	for i := range 3 {
+		go func() {
+			if err := g.Acquire(context.Background()); err != nil {
+				t.Error(err)
+			}
+			order <- i
+		}()
+		for deadline := time.Now().Add(5 * time.Second); g.Waiting() != i+1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiter %d not queued within 5s", i)
+			}
+		}
+	}
+	g.Resize(3)
+	// The first two in line are served (in either order of their sends).
+	if a, b := <-order, <-order; a+b != 1 {
+		t.Errorf("waiters %d and %d served first, want 0 and 1", a, b)
+	}
+	if g.Held() != 3 || g.Waiting() != 1 {
+		t.Fatalf("held %d, waiting %d after a grow to 3, want 3 and 1", g.Held(), g.Waiting())
+	}
+	g.Release()
+	if got := <-order; got != 2 {
+		t.Errorf("the last waiter is %d", got)
+	}
+	for range 3 {
+		g.Release()
+	}
+	if g.Held() != 0 || g.Size() != 3 {
+		t.Errorf("held %d, size %d at the end", g.Held(), g.Size())
+	}
+}
+
+// A waiter whose ctx ends holds nothing and does not block the next one.
+func TestAcquireCanceled(t *testing.T) {
+	g := New(1)
+	if !g.TryAcquire() {
+		t.Fatal("refused")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := g.Acquire(ctx); err == nil {
+		t.Fatal("acquired a held permit")
+	}
+	got := make(chan error, 1)
+	go func() { got <- g.Acquire(context.Background()) }()
+	for deadline := time.Now().Add(5 * time.Second); g.Waiting() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the second waiter not queued within 5s")
+		}
+	}
+	g.Release()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	g.Release()
+	if g.Held() != 0 || g.Waiting() != 0 {
+		t.Errorf("held %d, waiting %d", g.Held(), g.Waiting())
+	}
+}

@@ -1,0 +1,131 @@
+package limiter
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// issuer is the permits that new requests get, with the mode it
+// implements (the mode label of orderlab_limiter_limit).
+type issuer struct {
+	permits
+	mode string
+}
+
+func newIssuer(cfg Config) (*issuer, error) {
+	if cfg.Adaptive {
+		a, err := newAdaptive(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &issuer{permits: a, mode: "adaptive"}, nil
+	}
+	if cfg.Permits < 1 {
+		return nil, fmt.Errorf("limiter: want at least one permit, got %d", cfg.Permits)
+	}
+	return &issuer{permits: newFixed(cfg.Permits), mode: "fixed"}, nil
+}
+
+// SetLimit changes LIMIT live: a fixed number of permits, or the adaptive
+// limit. A fixed limit is resized in place: a smaller one revokes no permit
+// held and admits nobody until fewer than the new limit are held. A change
+// of mode swaps in new permits for new requests; the permits held go back
+// to the permits that issued them, so until they have, the requests in
+// flight under the old mode are not counted against the new one. An
+// unchanged limit changes nothing; a bad one is an error and changes
+// nothing.
+func (l *Limiter) SetLimit(permits int, adaptive bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cur := l.cur.Load()
+	if adaptive {
+		if cur.mode == "adaptive" {
+			return nil
+		}
+		cfg := l.cfg
+		cfg.Adaptive = true
+		return l.swap(cfg)
+	}
+	if permits < 1 {
+		return fmt.Errorf("limiter: LIMIT must be at least 1 permit or adaptive, got %d", permits)
+	}
+	if f, ok := cur.permits.(*fixed); ok {
+		f.resize(permits)
+		l.cfg.Permits = permits
+		return nil
+	}
+	cfg := l.cfg
+	cfg.Adaptive, cfg.Permits = false, permits
+	return l.swap(cfg)
+}
+
+// swap makes permits for cfg the issuer of new permits.
+func (l *Limiter) swap(cfg Config) error {
+	is, err := newIssuer(cfg)
+	if err != nil {
+		return err
+	}
+	l.cur.Store(is)
+	l.cfg = cfg
+	return nil
+}
+
+// SetWait changes LIMIT_WAIT live: the longest a request waits for a
+// permit from now on (0 or below rejects at once). Requests already waiting
+// keep the wait they began with.
+func (l *Limiter) SetWait(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	d = max(d, 0)
+	l.wait.Store(int64(d))
+	l.cfg.Wait = d
+}
+
+// SetBounds changes LIMIT_MIN and LIMIT_MAX, the bounds of the adaptive
+// limit. When the limit is adaptive now, a new adaptive limit with the new
+// bounds takes over (it starts again from its initial limit, and the
+// permits held go back to the old one); when it is fixed, the bounds apply
+// at the next switch to adaptive. Bounds with min above max are an error
+// and change nothing; unchanged bounds change nothing.
+func (l *Limiter) SetBounds(lo, hi int) error {
+	if _, _, err := validBounds(lo, hi); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cfg.Min == lo && l.cfg.Max == hi {
+		return nil
+	}
+	cfg := l.cfg
+	cfg.Min, cfg.Max = lo, hi
+	if l.cur.Load().mode != "adaptive" {
+		l.cfg = cfg
+		return nil
+	}
+	return l.swap(cfg)
+}
+
+// Config is the live configuration: what the setters last set.
+func (l *Limiter) Config() Config {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cfg
+}
+
+// limitCollector exports orderlab_limiter_limit, the current limit with
+// the current mode as its label: after a change of mode the series of the
+// old mode ends and the new one's begins.
+type limitCollector struct{ l *Limiter }
+
+var limitDesc = prometheus.NewDesc("orderlab_limiter_limit",
+	"The current limit on permits: LIMIT when fixed, the adaptive limit's current value when LIMIT=adaptive.",
+	[]string{"mode"}, nil)
+
+func (c limitCollector) Describe(ch chan<- *prometheus.Desc) { ch <- limitDesc }
+
+func (c limitCollector) Collect(ch chan<- prometheus.Metric) {
+	is := c.l.cur.Load()
+	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(is.limit()), is.mode)
+}
