@@ -26,7 +26,7 @@ const memoryBudget = 4 << 30
 var modelServices = []string{"unbounded", "semaphore", "pipeline"}
 
 // loadCompose loads compose.yaml as `docker compose --profile loadtest
-// --profile pgbouncer` would, with no environment: the lab defaults must be
+// --profile pgbouncer --profile dbproxy` would, with no environment: the lab defaults must be
 // enough.
 func loadCompose(t *testing.T) *types.Project {
 	t.Helper()
@@ -34,7 +34,7 @@ func loadCompose(t *testing.T) *types.Project {
 		[]string{filepath.Join(root, "compose.yaml")},
 		cli.WithWorkingDirectory(root),
 		cli.WithEnv(nil),
-		cli.WithProfiles([]string{"loadtest", "pgbouncer"}),
+		cli.WithProfiles([]string{"loadtest", "pgbouncer", "dbproxy"}),
 		cli.WithInterpolation(true),
 		cli.WithNormalization(true),
 		cli.WithConsistency(true),
@@ -53,7 +53,7 @@ func loadCompose(t *testing.T) *types.Project {
 func TestCompose(t *testing.T) {
 	project := loadCompose(t)
 
-	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest", "background"}, modelServices...)
+	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest", "background", "dbproxy"}, modelServices...)
 	for _, name := range want {
 		if _, ok := project.Services[name]; !ok {
 			t.Errorf("service %q missing", name)
@@ -160,6 +160,19 @@ func TestCompose(t *testing.T) {
 		}
 		if !strings.Contains(env(s, "GRAFANA_URL"), "grafana:3000") {
 			t.Errorf("loadtest: GRAFANA_URL=%q, want the grafana service (annotations)", env(s, "GRAFANA_URL"))
+		}
+		// loadtest scenario runs against the lab by the services' names
+		// there (loadtest/labcmd.go), and changes their knobs with their token.
+		if env(s, "ORDERLAB_LAB") != "compose" {
+			t.Errorf("loadtest: ORDERLAB_LAB=%q, want compose (scenario -lab inside compose)", env(s, "ORDERLAB_LAB"))
+		}
+		for _, name := range modelServices {
+			if tok := env(project.Services[name], "ADMIN_TOKEN"); tok != "" && tok != env(s, "ADMIN_TOKEN") {
+				t.Errorf("loadtest: ADMIN_TOKEN=%q, %s has %q: want the one token", env(s, "ADMIN_TOKEN"), name, tok)
+			}
+		}
+		if env(s, "ADMIN_TOKEN") == "" {
+			t.Error("loadtest: no ADMIN_TOKEN: scenario -lab cannot change the services' knobs")
 		}
 	})
 

@@ -45,6 +45,7 @@ modes:
   merge    A.json B.json ...       the reports of several generators of one load, merged
   faults   [-faults restart,...]   the database fails under load: the README's
                                    reliability tables (make faults)
+  dbproxy  [-listen :5432]         the lab's database fault proxy with its control API
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
 missed, 2 usage error.
@@ -87,6 +88,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return p.execute(ctx, stdout, stderr)
 	case "faults":
 		p, err := parseFaultsCmd(rest, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "dbproxy":
+		p, err := parseDBProxy(rest, stderr)
 		if err != nil {
 			return parseFailed(mode, err, stderr)
 		}

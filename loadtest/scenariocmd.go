@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/orderlab/orderlab/internal/pgdb"
@@ -20,8 +22,16 @@ const scenarioUsage = `usage: loadtest scenario [flags] NAME... | all | -list | 
 Runs scenarios of the catalog (loadtest/scenario/catalog) and writes
 OUT/<scenario>/<timestamp>.{json,md,html}. By default it starts the three
 services from -bin on free loopback ports, with each scenario's env, against
-a database it creates on -db and drops afterwards. With -target name=URL (and
--metrics name=URL) it uses running services instead, e.g. the compose lab.
+a database it creates on -db and drops afterwards.
+
+With -lab it stages the scenario in the running compose lab instead: each
+phase's knobs applied live through the services' PATCH /knobs (ADMIN_TOKEN),
+each phase annotated on the board, every knob put back afterwards, a verdict
+per expectation and the board's URL for the run (docs/lab-scenarios.md).
+Inside compose (docker compose run --rm loadtest scenario NAME) -lab is the
+default. -list says which scenarios the lab can stage. With -target name=URL
+(and -metrics name=URL, the admin listener's /metrics) it runs likewise
+against other running services.
 
 flags:
 `
@@ -43,11 +53,16 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	fs.Usage = func() { fmt.Fprint(stderr, scenarioUsage); fs.PrintDefaults() }
 	p := &scenarioPlan{}
 	r := &p.runner
-	fs.BoolVar(&p.list, "list", false, "list the scenarios and exit")
+	fs.BoolVar(&p.list, "list", false, "list the scenarios (and whether the lab can stage them) and exit")
+	lab := fs.Bool("lab", inCompose(getenv), "stage the scenario in the running compose lab (the default inside compose)")
 	fs.StringVar(&p.render, "render", "", "write the Markdown and HTML of a result `FILE.json` again, and exit")
 	fs.BoolVar(&r.Quick, "quick", false, "shorten every phase to a few seconds (smoke test; the figures mean nothing)")
 	fs.IntVar(&r.Count, "count", 1, "run the scenario this many times over; the tables quote the median and the range")
-	fs.StringVar(&r.Out, "out", "results", "results directory")
+	out := "results"
+	if inCompose(getenv) {
+		out = "/tmp/orderlab-results" // the container's; mount a directory here to keep them
+	}
+	fs.StringVar(&r.Out, "out", out, "results directory")
 	fs.StringVar(&r.BinDir, "bin", "bin", "directory of the built services (make build)")
 	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(getenv("DATABASE_URL"), pgdb.DefaultURL),
 		"Postgres URL of a user that may CREATE DATABASE (default $DATABASE_URL)")
@@ -70,10 +85,19 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 			return nil, fmt.Errorf("-metrics %s without -target %s", name, name)
 		}
 	}
+	if *lab && len(targets) > 0 {
+		return nil, usagef("lab", "-lab knows the lab's services: give no -target")
+	}
+	if *lab {
+		if err := useLab(r, getenv); err != nil {
+			return nil, err
+		}
+	}
 	if len(targets) > 0 {
 		r.Endpoints = map[string]scenario.Endpoint{}
+		r.Token = getenv("ADMIN_TOKEN")
 		for name, u := range targets {
-			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name]}
+			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
 		}
 	}
 	if p.todo, err = pick(names); err != nil {
@@ -118,8 +142,21 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
 			return exitFail
 		}
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "#\tscenario\ttitle\tin the lab")
 		for _, s := range all {
-			fmt.Fprintf(stdout, "%-24s %s\n", s.Name, s.Title)
+			inLab := "yes"
+			switch ok, why := scenario.InLab(s); {
+			case !ok:
+				inLab = "no: " + why
+			case why != "":
+				inLab = "yes, " + why
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Number, s.Name, s.Title, inLab)
+		}
+		if err := tw.Flush(); err != nil {
+			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
+			return exitFail
 		}
 		return exitOK
 	}
@@ -133,7 +170,11 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			if err := scenario.WriteMarkdown(stdout, res); err != nil {
 				fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
 			}
-			fmt.Fprintf(stdout, "\nwrote %s, %s, %s (%.0f s)\n\n", files.JSON, files.Markdown, files.HTML, res.Elapsed)
+			fmt.Fprintf(stdout, "\nwrote %s, %s, %s (%.0f s)\n", files.JSON, files.Markdown, files.HTML, res.Elapsed)
+			if res.Board != "" {
+				fmt.Fprintf(stdout, "board: %s\n", res.Board)
+			}
+			fmt.Fprintln(stdout)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "loadtest scenario: %s: %v\n", s.Name, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -37,12 +38,19 @@ func TestScenarioListsTheCatalogInOrder(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if !strings.HasPrefix(strings.Join(strings.Fields(lines[0]), " "), "# scenario title") || !strings.HasSuffix(lines[0], "in the lab") {
+		t.Errorf("header %q, want #, scenario, title, in the lab", lines[0])
+	}
+	lines = lines[1:]
 	if len(lines) != len(catalog.Order) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(catalog.Order), stdout)
 	}
 	for i, name := range catalog.Order {
-		if f := strings.Fields(lines[i]); f[0] != name {
-			t.Errorf("line %d: %q, want %s first", i, lines[i], name)
+		if f := strings.Fields(lines[i]); f[0] != strconv.Itoa(i+1) || f[1] != name {
+			t.Errorf("line %d: %q, want %d %s first", i, lines[i], i+1, name)
+		}
+		if !strings.Contains(lines[i], "  yes") && !strings.Contains(lines[i], "  no: needs ") {
+			t.Errorf("line %d: %q, want yes or no with the reason", i, lines[i])
 		}
 	}
 }

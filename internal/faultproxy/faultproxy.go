@@ -17,6 +17,7 @@ package faultproxy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -33,9 +34,13 @@ type Proxy struct {
 }
 
 // New starts a proxy to upstream (host:port) on a free loopback port.
-func New(upstream string) (*Proxy, error) {
+func New(upstream string) (*Proxy, error) { return NewOn("127.0.0.1:0", upstream) }
+
+// NewOn starts a proxy to upstream on listen (host:port; port 0 picks a
+// free one), e.g. ":5432" for a proxy other hosts dial (the lab's dbproxy).
+func NewOn(listen, upstream string) (*Proxy, error) {
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-	p := toxiproxy.NewProxy(srv, "faultproxy", "127.0.0.1:0", upstream)
+	p := toxiproxy.NewProxy(srv, "faultproxy", listen, upstream)
 	if err := p.Start(); err != nil {
 		return nil, fmt.Errorf("faultproxy: %w", err)
 	}
@@ -61,6 +66,19 @@ func (p *Proxy) Blackhole() error {
 // a middlebox that dropped the connection state.
 func (p *Proxy) ResetPeer() error {
 	return p.both("reset_peer", `{"timeout": 0}`)
+}
+
+// Down closes every connection and refuses new ones, as a database that
+// stopped does (without its goodbye message); Up listens again on the same
+// address.
+func (p *Proxy) Down() { p.proxy.Stop() }
+
+// Up ends Down: new connections are accepted again.
+func (p *Proxy) Up() error {
+	if err := p.proxy.Start(); err != nil && !errors.Is(err, toxiproxy.ErrProxyAlreadyStarted) {
+		return fmt.Errorf("faultproxy: %w", err)
+	}
+	return nil
 }
 
 // Clear removes every fault: data flows again on the connections that

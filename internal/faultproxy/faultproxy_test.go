@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,5 +112,30 @@ func TestResetPeer(t *testing.T) {
 	p.Clear()
 	if err := ping(connect(t, u), 10*time.Second); err != nil {
 		t.Errorf("a new connection after Clear: %v", err)
+	}
+}
+
+// Down closes the open connections and refuses new ones, as a stopped
+// database does; Up accepts them again on the same address.
+func TestDownAndUp(t *testing.T) {
+	p, u := viaProxy(t)
+	c := connect(t, u)
+	p.Down()
+	if err := ping(c, 5*time.Second); err == nil || pgconn.Timeout(err) {
+		t.Errorf("ping on a connection the proxy closed = %v, want a broken connection, not a timeout", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if c2, err := pgx.Connect(ctx, u); err == nil || !strings.Contains(err.Error(), "refused") {
+		if c2 != nil {
+			_ = c2.Close(context.Background())
+		}
+		t.Errorf("connect while down = %v, want connection refused", err)
+	}
+	if err := p.Up(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ping(connect(t, u), 10*time.Second); err != nil {
+		t.Errorf("a new connection after Up: %v", err)
 	}
 }

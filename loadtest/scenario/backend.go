@@ -1,11 +1,13 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +15,7 @@ import (
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/internal/pgcluster"
 	"github.com/orderlab/orderlab/internal/pgdb"
+	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
 // appRole is the login role of the services when the scenario sets
@@ -156,4 +159,44 @@ func (be *backend) close(ctx context.Context) error {
 		errs = append(errs, be.db.Drop(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// checkConnections waits (at most a minute) until Postgres can give one
+// service its pool, and fails when it cannot: starved of connections a
+// service answers 500s, and the figures would measure the shared database,
+// not the model. Phases that never touch the pool need one connection
+// (readiness) and a spare.
+func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.Writer) error {
+	need := 0
+	for _, p := range s.Phases {
+		if p.Tasks != nil {
+			continue
+		}
+		pool := 0
+		if u, err := url.Parse(p.Request.Path); err == nil && (u.Path == "/orders" || u.Path == "/work/db") {
+			env := merged(s.Env, p.Env)
+			if pool, err = strconv.Atoi(cmp.Or(env["DB_MAX_CONNS"], "20")); err != nil {
+				return fmt.Errorf("DB_MAX_CONNS %q: %w", env["DB_MAX_CONNS"], err)
+			}
+		}
+		need = max(need, pool+2)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		free, err := pgdb.FreeConnections(ctx, adminURL)
+		if err != nil {
+			return err
+		}
+		if free >= need {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres has %d free connections and a service of %s needs %d: "+
+				"stop other users of the server (make run, tests) or raise max_connections", free, s.Name, need)
+		}
+		fmt.Fprintf(log, "   waiting for Postgres connections: %d free, %d needed\n", free, need)
+		if !measure.Sleep(ctx, 5*time.Second) {
+			return ctx.Err()
+		}
+	}
 }

@@ -5,6 +5,9 @@ package scenario
 type Knob struct {
 	Name     string
 	Services []string // nil: all three
+	// Restart, when set, says why the knob cannot change while the service
+	// runs: a run against running services cannot set it.
+	Restart string
 }
 
 // Knobs are the settings a scenario may set.
@@ -13,7 +16,9 @@ var Knobs = []Knob{
 	{Name: "SHUTDOWN_TIMEOUT"}, {Name: "DB_DELAY"}, {Name: "WORK_DB_DELAY"},
 	{Name: "WORK_API_DELAY"}, {Name: "WORK_CPU_ROUNDS"}, {Name: "LOG_LEVEL"},
 	{Name: "AUDIT_DELAY"}, {Name: "REQUEST_BUFFER_BYTES"}, {Name: "REQUEST_BUFFER_POOL"},
-	{Name: "API_WAIT_MODE"}, {Name: "HTTP_SERVER"}, {Name: "HTTP_HANDLER_POOL"},
+	{Name: "API_WAIT_MODE"},
+	{Name: "HTTP_SERVER", Restart: "the listener is one server or the other; it needs a restart"},
+	{Name: "HTTP_HANDLER_POOL", Restart: "nbio's handler pool is sized at start; it needs a restart"},
 	{Name: "LEAK_EVERY"},
 	{Name: "LIMIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_WAIT", Services: []string{"semaphore"}},

@@ -70,7 +70,7 @@ func Render(jsonPath string) (Files, error) {
 func WriteMarkdown(w io.Writer, res *Result) error {
 	s := res.Scenario
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: %s\n\n", s.Name, s.Title)
+	fmt.Fprintf(&b, "### %s: %s\n\n", Label(s), s.Title)
 	fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(s.Question))
 	fmt.Fprintf(&b, "Command: `%s`. %s\n\n", command(res), hostLine(res))
 	for _, p := range res.Phases {
@@ -100,6 +100,15 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	}
 	for _, e := range s.Expect {
 		fmt.Fprintf(&b, "- expected, %s: %s\n", cmp.Or(e.Target, "all"), e.Says)
+	}
+	if len(s.Expect) > 0 {
+		b.WriteString("\nVerdicts:\n\n")
+		for _, v := range Verdicts(res) {
+			fmt.Fprintf(&b, "- %s\n", v)
+		}
+	}
+	if res.Board != "" {
+		fmt.Fprintf(&b, "\nOn the board, exactly this run: %s\n", res.Board)
 	}
 	fmt.Fprintf(&b, "\nBoard panels: %s.\n", strings.Join(quoted(s.Panels), ", "))
 	_, err := io.WriteString(w, b.String())
@@ -234,11 +243,15 @@ func describe(p Phase) string {
 
 func command(res *Result) string {
 	c := "make scenario NAME=" + res.Scenario.Name
+	quick, count := " QUICK=1", " COUNT=%d"
+	if !res.Local {
+		c, quick, count = "loadtest scenario -lab "+res.Scenario.Name, " -quick", " -count %d"
+	}
 	if res.Quick {
-		c += " QUICK=1"
+		c += quick
 	}
 	if res.Count > 1 {
-		c += fmt.Sprintf(" COUNT=%d", res.Count)
+		c += fmt.Sprintf(count, res.Count)
 	}
 	return c
 }

@@ -21,8 +21,11 @@ type Result struct {
 	Quick    bool     `json:"quick"`
 	// Count is how many times every phase ran: each phase's report holds
 	// Count runs per target, in the order they ran.
-	Count     int           `json:"count,omitempty"`
-	Local     bool          `json:"local"` // the runner started the services
+	Count int  `json:"count,omitempty"`
+	Local bool `json:"local"` // the runner started the services
+	// Board is the Grafana board's URL for the run's time range (a run
+	// against the lab).
+	Board     string        `json:"board,omitempty"`
 	StartedAt time.Time     `json:"started_at"`
 	Elapsed   float64       `json:"elapsed_seconds"`
 	Host      report.Host   `json:"host"`

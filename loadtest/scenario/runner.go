@@ -6,29 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/orderlab/orderlab/internal/pgdb"
-	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/lab"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
-	"github.com/orderlab/orderlab/loadtest/tasks"
 )
 
 // Endpoint is a running service the runner did not start (the compose lab).
 type Endpoint struct {
 	URL        string // API base, e.g. http://127.0.0.1:8081
 	MetricsURL string // its /metrics
+	// AdminURL is its admin listener (GET/PATCH /knobs), e.g.
+	// http://127.0.0.1:9091; empty: a phase that sets knobs fails.
+	AdminURL string
 }
 
 // Runner runs scenarios and writes their results.
@@ -38,11 +34,26 @@ type Runner struct {
 	// on DatabaseURL's server and drops afterwards.
 	BinDir      string
 	DatabaseURL string
-	// Endpoints, when set, are used instead: the services are not started
-	// and the scenario's env is not applied (the runner says so).
+	// Endpoints, when set, are used instead (the running lab): the
+	// services are not started; each phase's env is applied through their
+	// knob API with Token (their ADMIN_TOKEN) and every knob changed is put
+	// back at the end, also on a failure, Ctrl-C or a panic
+	// (docs/lab-scenarios.md). A scenario that needs what running services
+	// cannot give (InLab) is refused.
 	Endpoints map[string]Endpoint
-	Out       string // results go to Out/<scenario>/<timestamp>.{json,md,html}
-	Quick     bool   // shorten every phase to seconds (see Quick)
+	Token     string
+	// AllowRemote lets Endpoints be outside the loopback interface (the
+	// compose network's service names).
+	AllowRemote bool
+	// Annotate, when set, marks each phase on the Grafana board; Board is
+	// the board's URL, which the result quotes for the run's time range.
+	Annotate *annotate.Client
+	Board    string
+	// DBProxy, when set, is the running lab's database fault proxy, which
+	// stages db_latency there.
+	DBProxy *LabProxy
+	Out     string // results go to Out/<scenario>/<timestamp>.{json,md,html}
+	Quick   bool   // shorten every phase to seconds (see Quick)
 	// Count runs the whole scenario this many times over (default 1), so
 	// that its tables quote the median and the range of every figure.
 	Count int
@@ -50,6 +61,8 @@ type Runner struct {
 	// Pause between targets (default 2 s, quick 200 ms); Scrape is the
 	// metrics interval (default DefaultScrape) of the phases that set none.
 	Pause, Scrape time.Duration
+
+	afterKnobs func(phase string) // tests: called once a phase's knobs show
 }
 
 // DefaultScrape is the interval between scrapes of a service's metrics
@@ -68,6 +81,11 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 	if r.Log == nil {
 		r.Log = io.Discard
 	}
+	if r.Endpoints != nil {
+		if ok, why := InLab(s); !ok {
+			return nil, Files{}, fmt.Errorf("%s cannot run against running services: it %s (docs/lab-scenarios.md)", s.Name, why)
+		}
+	}
 	pause := r.Pause
 	if pause <= 0 {
 		pause = measure.DefaultPause
@@ -82,9 +100,12 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, Files{}, err
 	}
-	fmt.Fprintf(r.Log, "== %s: %s\n", s.Name, s.Title)
+	fmt.Fprintf(r.Log, "== %s: %s\n", Label(s), s.Title)
 	runErr := r.repeat(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"))
 	res.Elapsed = time.Since(res.StartedAt).Round(time.Millisecond).Seconds()
+	if r.Board != "" {
+		res.Board = boardRange(r.Board, res.StartedAt, time.Now())
+	}
 	files, err := write(dir, stamp, res)
 	return res, files, errors.Join(runErr, err)
 }
@@ -99,11 +120,28 @@ func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time
 			err = errors.Join(err, be.close(context.WithoutCancel(ctx)))
 		}
 	}()
+	var live *liveKnobs
+	if r.Endpoints != nil {
+		live = newLiveKnobs(r.Endpoints, r.Token, r.Log)
+		// Deferred, so that it runs on a failed phase, on Ctrl-C (ctx
+		// canceled: the restore runs without that cancel) and on a panic.
+		defer func() { err = errors.Join(err, live.restore(context.WithoutCancel(ctx))) }()
+		if needsProxy(s) {
+			if err := r.checkProxy(ctx, s, live); err != nil {
+				return err
+			}
+			defer func() {
+				if cerr := r.setProxyLatency(context.WithoutCancel(ctx), Phase{}); cerr != nil {
+					err = errors.Join(err, fmt.Errorf("clearing the database proxy's latency: %w", cerr))
+				}
+			}()
+		}
+	}
 	for rep := range res.Count {
 		if res.Count > 1 {
 			fmt.Fprintf(r.Log, "== repetition %d of %d\n", rep+1, res.Count)
 		}
-		if err := r.phases(ctx, s, res, rep, pause, &be, logDir); err != nil {
+		if err := r.phases(ctx, s, res, rep, pause, &be, live, logDir); err != nil {
 			return err
 		}
 	}
@@ -113,7 +151,8 @@ func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time
 // phases runs every phase once (repetition rep), appending to res.Phases.
 // A service started for a phase that the next one continues is kept
 // running for it.
-func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, be **backend, logDir string) error {
+func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, be **backend,
+	live *liveKnobs, logDir string) error {
 	kept := map[string]*lab.Lab{}
 	defer func() {
 		for name, running := range kept {
@@ -149,12 +188,15 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 				return err
 			}
 		}
-		if r.Endpoints != nil && len(pr.Env) > 0 && !p.Continue && rep == 0 {
-			fmt.Fprintf(r.Log, "   not starting services: set %s on them yourself\n", envString(pr.Env))
+		if live != nil && !p.Continue {
+			if err := live.apply(ctx, s.Targets, pr.Env); err != nil {
+				return fmt.Errorf("phase %s: %w", p.Name, err)
+			}
 		}
-		if r.Endpoints != nil && rep == 0 && (s.Cluster != nil || p.PgBouncer || p.DBLatency != nil || p.DBStop != nil) {
-			fmt.Fprintln(r.Log, "   against running services the database side (cluster, pgbouncer, db_latency, db_stop) is not set up: see docs/lab.md")
+		if r.afterKnobs != nil {
+			r.afterKnobs(p.Name)
 		}
+		mark := r.annotate(ctx, s, p)
 		if pr.Loadtest == nil {
 			pr.Loadtest = report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
 		}
@@ -178,9 +220,11 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 				}
 			}
 			if err != nil {
+				r.endMark(ctx, mark)
 				return fmt.Errorf("phase %s: %w", p.Name, err)
 			}
 		}
+		r.endMark(ctx, mark)
 	}
 	return nil
 }
@@ -243,6 +287,11 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 	if !ok {
 		return running, fmt.Errorf("no endpoint for target %s (-target %s=URL)", name, name)
 	}
+	if r.Endpoints != nil && needsProxy(s) {
+		if err := r.setProxyLatency(ctx, p); err != nil {
+			return running, err
+		}
+	}
 	slo, err := report.ParseSLO(sloOf(s, p.Name, name))
 	if err != nil {
 		return running, err
@@ -251,7 +300,9 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 	if p.DBStop != nil && be != nil && be.cluster != nil {
 		out = startOutage(ctx, be, *p.DBStop, name, p.Name, ep.URL)
 	}
-	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL, MoreMetrics: more}, configOf(p, ep.URL),
+	cfg := configOf(p, ep.URL)
+	cfg.AllowRemote = r.AllowRemote
+	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL, MoreMetrics: more}, cfg,
 		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, DefaultScrape), SLO: slo})
 	if out != nil {
 		o := out.finish(ctx)
@@ -268,125 +319,6 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 		return running, fmt.Errorf("%s: %w", name, err)
 	}
 	return running, nil
-}
-
-// checkConnections waits (at most a minute) until Postgres can give one
-// service its pool, and fails when it cannot: starved of connections a
-// service answers 500s, and the figures would measure the shared database,
-// not the model. Phases that never touch the pool need one connection
-// (readiness) and a spare.
-func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.Writer) error {
-	need := 0
-	for _, p := range s.Phases {
-		if p.Tasks != nil {
-			continue
-		}
-		pool := 0
-		if u, err := url.Parse(p.Request.Path); err == nil && (u.Path == "/orders" || u.Path == "/work/db") {
-			env := merged(s.Env, p.Env)
-			if pool, err = strconv.Atoi(cmp.Or(env["DB_MAX_CONNS"], "20")); err != nil {
-				return fmt.Errorf("DB_MAX_CONNS %q: %w", env["DB_MAX_CONNS"], err)
-			}
-		}
-		need = max(need, pool+2)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		free, err := pgdb.FreeConnections(ctx, adminURL)
-		if err != nil {
-			return err
-		}
-		if free >= need {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("postgres has %d free connections and a service of %s needs %d: "+
-				"stop other users of the server (make run, tests) or raise max_connections", free, s.Name, need)
-		}
-		fmt.Fprintf(log, "   waiting for Postgres connections: %d free, %d needed\n", free, need)
-		if !measure.Sleep(ctx, 5*time.Second) {
-			return ctx.Err()
-		}
-	}
-}
-
-// configOf turns a phase into a loadtest configuration against base: what
-// the phase's load leaves out (or sets to 0) keeps attack.Defaults.
-func configOf(p Phase, base string) attack.Config {
-	l := p.Load
-	cfg := attack.Defaults(attack.Mode(l.Mode))
-	cfg.Target.Method = cmp.Or(p.Request.Method, cfg.Target.Method)
-	cfg.Target.URL = strings.TrimRight(base, "/") + p.Request.Path
-	cfg.Target.Body = attack.BodyFor(cfg.Target.Method)
-	cfg.Concurrency, cfg.Requests, cfg.Duration = l.Concurrency, l.Requests, l.Duration.D()
-	cfg.Timeout = cmp.Or(l.Timeout.D(), cfg.Timeout)
-	cfg.Retries = cmp.Or(l.Retries, cfg.Retries)
-	cfg.Retry = cmp.Or(attack.RetryPolicy(l.Retry), cfg.Retry)
-	cfg.RetryMaxWait = cmp.Or(l.RetryMaxWait.D(), cfg.RetryMaxWait)
-	if cfg.Mode == attack.ModeBurst && l.Warmup != nil {
-		cfg.Warmup = *l.Warmup
-	}
-	if cfg.Mode == attack.ModeOpen {
-		cfg.Pacer = attack.NewPacer(l.Rate, l.RampFrom, l.Ramp.D())
-	}
-	return cfg
-}
-
-// sloOf joins the SLO terms of the expectations that apply to target in phase.
-func sloOf(s Scenario, phase, target string) string {
-	var terms []string
-	for _, e := range s.Expect {
-		if e.SLO != "" && (e.Target == "" || e.Target == target) && (e.Phase == "" || e.Phase == phase) {
-			terms = append(terms, e.SLO)
-		}
-	}
-	return strings.Join(terms, ",")
-}
-
-// runTasks runs an in-process tasks phase.
-func runTasks(t Tasks) *TasksResult {
-	job := tasks.Sleep(t.Sleep.D())
-	if t.Rounds > 0 {
-		job = tasks.SHA256Chain(t.Rounds)
-	}
-	var st tasks.Stats
-	if t.Workers == 0 {
-		st = tasks.Goroutines(t.Jobs, job)
-	} else {
-		st = tasks.Pool(t.Workers, t.Jobs, job) // -1: GOMAXPROCS
-	}
-	tr := &TasksResult{Stats: st, ElapsedSeconds: st.Elapsed.Seconds()}
-	if t.ScaleTo > t.Jobs {
-		tr.ScaledSeconds = tr.ElapsedSeconds * float64(t.ScaleTo) / float64(t.Jobs)
-	}
-	if t.Sleep > 0 {
-		rounds := 1.0
-		if st.Workers > 0 {
-			rounds = math.Ceil(float64(max(t.ScaleTo, t.Jobs)) / float64(st.Workers))
-		}
-		tr.BoundSeconds = rounds * t.Sleep.D().Seconds()
-	}
-	return tr
-}
-
-func merged(a, b map[string]string) map[string]string {
-	m := maps.Clone(a)
-	if m == nil {
-		m = map[string]string{}
-	}
-	maps.Copy(m, b)
-	return m
-}
-
-func envString(env map[string]string) string {
-	if len(env) == 0 {
-		return "the defaults"
-	}
-	parts := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		parts = append(parts, k+"="+env[k])
-	}
-	return strings.Join(parts, " ")
 }
 
 var notWord = regexp.MustCompile(`[^a-z0-9]+`)

@@ -7,6 +7,9 @@ import (
 
 // Scenario is one file of the catalog.
 type Scenario struct {
+	// Number is the scenario's place in the catalog (catalog.Order), from
+	// 1: one numbering for the CLI, the reports and the board's annotations.
+	Number     int    `yaml:"-" json:"number,omitempty"`
 	Name       string `yaml:"name" json:"name"`             // the file's base name, e.g. burst-1000
 	Title      string `yaml:"title" json:"title"`           // one line
 	Reproduces string `yaml:"reproduces" json:"reproduces"` // the experiment or pitfall of README.md, The pitfalls

@@ -23,6 +23,7 @@ const (
 	metricHold         = "orderlab_db_pool_connection_hold_seconds" // histogram
 	metricPoolMax      = "orderlab_db_pool_max_connections"
 	metricDBErrors     = "orderlab_db_errors_total" // label class
+	metricKnob         = "orderlab_knob_value"      // label knob
 )
 
 // probeRoutes are answered by every service without doing any work; they

@@ -48,6 +48,10 @@ type Sample struct {
 	PoolMax     float64 `json:"pool_max_connections,omitempty"`
 	// DBErrors counts failed database calls by class, cumulative.
 	DBErrors map[string]float64 `json:"db_errors_total,omitempty"`
+	// Knobs are the services' numeric knobs by name (durations in seconds,
+	// booleans 0/1), for a caller that waits for a change to show; not
+	// kept in reports.
+	Knobs map[string]float64 `json:"-"`
 }
 
 // Bucket is one cumulative histogram bucket. In JSON it reads
@@ -139,6 +143,12 @@ func sampleOf(fams map[string]*dto.MetricFamily, at time.Time) Sample {
 		s.DBErrors = make(map[string]float64)
 		for _, m := range mf.GetMetric() {
 			s.DBErrors[label(m, "class")] += value(m)
+		}
+	}
+	if mf := fams[metricKnob]; mf != nil {
+		s.Knobs = make(map[string]float64)
+		for _, m := range mf.GetMetric() {
+			s.Knobs[label(m, "knob")] = value(m)
 		}
 	}
 	if mf := fams[metricQueueLength]; mf != nil {

@@ -32,6 +32,9 @@ orderlab_orders_created_total 31
 orderlab_limiter_waiters 5
 # TYPE orderlab_audit_pending gauge
 orderlab_audit_pending 250
+# TYPE orderlab_knob_value gauge
+orderlab_knob_value{knob="LIMIT_WAIT"} 0.1
+orderlab_knob_value{knob="DB_MAX_CONNS"} 20
 `
 	s, err := parse(strings.NewReader(text), expfmt.NewFormat(expfmt.TypeTextPlain), time.Now())
 	if err != nil {
@@ -42,6 +45,9 @@ orderlab_audit_pending 250
 	got := figures{s.Requests, s.InFlight, s.Connections, s.HeapInuse, s.Orders, s.Waiters, s.AuditPending}
 	if got != want {
 		t.Errorf("parse = %+v, want %+v (probe routes excluded from requests)", got, want)
+	}
+	if s.Knobs["LIMIT_WAIT"] != 0.1 || s.Knobs["DB_MAX_CONNS"] != 20 || len(s.Knobs) != 2 {
+		t.Errorf("knobs = %v, want LIMIT_WAIT 0.1 and DB_MAX_CONNS 20", s.Knobs)
 	}
 	sum := Series{Samples: []Sample{s, {AuditPending: 3, InFlight: 40, Connections: 19}}}.Summary()
 	if sum.PeakAuditPending != 250 || sum.PeakInFlight != 40 || sum.PeakHeapInuse != 4<<20 || sum.PeakConnections != 20 {

@@ -19,6 +19,7 @@ import (
 var files embed.FS
 
 // Order is the catalog's order: the experiments first, then the pitfalls.
+// A scenario's number is its place in it, from 1 (Scenario.Number).
 var Order = []string{
 	"burst-1000", "wrk-500", "rising-concurrency", "hundred-thousand-tasks", "pool-starvation",
 	"backpressure-void", "per-request-memory", "os-thread-pinning", "blocked-event-loop", "cpu-bound-parity",
@@ -64,6 +65,9 @@ func load(file string) (scenario.Scenario, error) {
 	}
 	if want := strings.TrimSuffix(path.Base(file), ".yaml"); s.Name != want {
 		return s, fmt.Errorf("%s: name %q: want the file's name %q", file, s.Name, want)
+	}
+	if i := slices.Index(Order, s.Name); i >= 0 {
+		s.Number = i + 1
 	}
 	return s, nil
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/orderlab/orderlab/internal/faultproxy"
+	"github.com/orderlab/orderlab/loadtest/dbproxy"
+)
+
+const dbproxyUsage = `usage: loadtest dbproxy [flags]
+
+The lab's database fault proxy (compose profile dbproxy): a TCP proxy from
+-listen to -upstream whose faults (latency, blackhole, reset, down) are set
+through an HTTP control API on -control, which loadtest scenario -lab drives
+(docs/lab-scenarios.md). Runs until stopped.
+
+flags:
+`
+
+type dbproxyPlan struct{ listen, upstream, control string }
+
+func parseDBProxy(args []string, stderr io.Writer) (*dbproxyPlan, error) {
+	fs := flag.NewFlagSet("loadtest dbproxy", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, dbproxyUsage); fs.PrintDefaults() }
+	p := &dbproxyPlan{}
+	fs.StringVar(&p.listen, "listen", ":5432", "`host:port` the services connect to")
+	fs.StringVar(&p.upstream, "upstream", "postgres:5432", "Postgres `host:port`")
+	fs.StringVar(&p.control, "control", ":9090", "`host:port` of the control API")
+	pos, _, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, usagef("", "unexpected argument %q", pos[0])
+	}
+	return p, nil
+}
+
+func (p *dbproxyPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
+	px, err := faultproxy.NewOn(p.listen, p.upstream)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadtest dbproxy: %v\n", err)
+		return exitFail
+	}
+	defer px.Close()
+	ln, err := net.Listen("tcp", p.control)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadtest dbproxy: %v\n", err)
+		return exitFail
+	}
+	srv := &http.Server{Handler: dbproxy.NewServer(px), ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(stdout, "dbproxy: %s -> %s, control on %s\n", px.Addr, p.upstream, ln.Addr())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		err = srv.Shutdown(shut)
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "loadtest dbproxy: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

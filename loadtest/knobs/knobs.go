@@ -1,0 +1,281 @@
+// Package knobs reads and changes the knobs of a running service through
+// its admin listener: GET /knobs and PATCH /knobs with a JSON object of
+// knob -> value in the environment's syntax, Authorization: Bearer
+// ADMIN_TOKEN (docs/lab-scenarios.md). Wait polls until a change shows both
+// in GET /knobs and in the gauge orderlab_knob_value{knob} of /metrics.
+package knobs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/scrape"
+)
+
+// Client talks to one service's admin listener. It is safe for concurrent use.
+type Client struct {
+	Admin string // the admin listener's base URL, e.g. http://127.0.0.1:9091
+	Token string // ADMIN_TOKEN; empty sends no Authorization header
+	HTTP  *http.Client
+}
+
+// Error is a PATCH the service refused: 400 (a bad value or an unknown
+// knob, named in Message), 401/403 (no or a wrong token, or the endpoint is
+// read-only), 409 (a restart-only knob). Nothing of the PATCH was applied.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string {
+	hint := ""
+	switch e.Status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		hint = " (set ADMIN_TOKEN to the token the services run with; docs/lab-scenarios.md)"
+	case http.StatusConflict:
+		hint = " (a restart-only knob: recreate the service with it set instead)"
+	}
+	return fmt.Sprintf("PATCH /knobs: %d %s: %s%s", e.Status, http.StatusText(e.Status), e.Message, hint)
+}
+
+func (c *Client) client() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return &http.Client{Timeout: 5 * time.Second}
+}
+
+func (c *Client) url(path string) string { return strings.TrimRight(c.Admin, "/") + path }
+
+// Get returns every knob's current value, in the environment's syntax.
+func (c *Client) Get(ctx context.Context) (map[string]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/knobs"), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", c.url("/knobs"), resp.Status, bytes.TrimSpace(body))
+	}
+	vals, err := decodeValues(body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", c.url("/knobs"), err)
+	}
+	return vals, nil
+}
+
+// decodeValues reads the value of each knob from GET /knobs: an object of
+// knob -> {"value": ...} (or -> value), or a list of {"name": ..., "value":
+// ...}, either possibly under "knobs".
+func decodeValues(body []byte) (map[string]string, error) {
+	var top any
+	if err := json.Unmarshal(body, &top); err != nil {
+		return nil, err
+	}
+	if m, ok := top.(map[string]any); ok {
+		if inner, ok := m["knobs"]; ok {
+			top = inner
+		}
+	}
+	out := map[string]string{}
+	switch t := top.(type) {
+	case map[string]any:
+		for name, v := range t {
+			if m, ok := v.(map[string]any); ok {
+				v = m["value"]
+			}
+			out[name] = text(v)
+		}
+	case []any:
+		for _, e := range t {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("knob entry %v is not an object", e)
+			}
+			name, _ := m["name"].(string)
+			if name == "" {
+				name, _ = m["knob"].(string)
+			}
+			if name == "" {
+				return nil, fmt.Errorf("knob entry %v has no name", e)
+			}
+			out[name] = text(m["value"])
+		}
+	default:
+		return nil, errors.New("want an object or a list of knobs")
+	}
+	return out, nil
+}
+
+func text(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(t)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Patch sets the knobs in set, all or none. A refusal is an *Error.
+func (c *Client) Patch(ctx context.Context, set map[string]string) error {
+	b, err := json.Marshal(set)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, c.url("/knobs"), bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return &Error{Status: resp.StatusCode, Message: string(bytes.TrimSpace(msg))}
+	}
+	return nil
+}
+
+// ReleaseLeaked hands back every connection LEAK_EVERY kept (POST
+// /knobs/release-leaked) and returns how many.
+func (c *Client) ReleaseLeaked(ctx context.Context) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url("/knobs/release-leaked"), nil)
+	if err != nil {
+		return 0, err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.client().Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return 0, &Error{Status: resp.StatusCode, Message: string(bytes.TrimSpace(body))}
+	}
+	var out struct {
+		Released int `json:"released"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return 0, fmt.Errorf("POST /knobs/release-leaked: %w", err)
+	}
+	return out.Released, nil
+}
+
+// Wait polls GET /knobs and /metrics until every knob of want shows its
+// value in both (a knob whose value has no number, such as LIMIT=adaptive,
+// only in GET /knobs), or timeout passes.
+func (c *Client) Wait(ctx context.Context, want map[string]string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	sc := scrape.Scraper{URL: c.url("/metrics"), Client: c.HTTP}
+	for {
+		lag, err := c.lagging(ctx, sc, want)
+		if err == nil && len(lag) == 0 {
+			return nil
+		}
+		if err == nil {
+			err = fmt.Errorf("not yet applied: %s", strings.Join(lag, ", "))
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			return fmt.Errorf("%s: knobs not applied after %s: %w", c.Admin, timeout, err)
+		}
+		t := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+// lagging names the knobs of want that do not show their value yet.
+func (c *Client) lagging(ctx context.Context, sc scrape.Scraper, want map[string]string) ([]string, error) {
+	got, err := c.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s, err := sc.Scrape(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var lag []string
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		v := want[name]
+		if have, ok := got[name]; !ok || !Same(have, v) {
+			lag = append(lag, fmt.Sprintf("GET /knobs has %s=%q, want %q", name, have, v))
+			continue
+		}
+		n, numeric := Number(v)
+		if !numeric {
+			continue
+		}
+		if g, ok := s.Knobs[name]; !ok || math.Abs(g-n) > 1e-9*max(1, math.Abs(n)) {
+			lag = append(lag, fmt.Sprintf("orderlab_knob_value{knob=%q} is %v, want %v", name, g, n))
+		}
+	}
+	return lag, nil
+}
+
+// Number is the gauge's value for a knob value: durations in seconds,
+// booleans 0/1, numbers as they are. It reports false for other values
+// (an empty value, "adaptive", "nbio").
+func Number(v string) (float64, bool) {
+	v = strings.TrimSpace(v)
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f, true
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		return d.Seconds(), true
+	}
+	switch strings.ToLower(v) {
+	case "true":
+		return 1, true
+	case "false":
+		return 0, true
+	}
+	return 0, false
+}
+
+// Same reports whether two values in the environment's syntax mean the same
+// ("100ms" and "0.1s", "20" and "20.0"); other values must be equal.
+func Same(a, b string) bool {
+	if strings.TrimSpace(a) == strings.TrimSpace(b) {
+		return true
+	}
+	x, okA := Number(a)
+	y, okB := Number(b)
+	return okA && okB && x == y
+}

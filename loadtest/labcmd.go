@@ -1,0 +1,67 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"github.com/orderlab/orderlab/loadtest/annotate"
+	"github.com/orderlab/orderlab/loadtest/dbproxy"
+	"github.com/orderlab/orderlab/loadtest/scenario"
+)
+
+// labEnv is set by compose on its loadtest service (compose.yaml): there
+// `loadtest scenario NAME` runs against the lab by the services' names,
+// with no flag (docs/lab-scenarios.md).
+const labEnv = "ORDERLAB_LAB"
+
+// boardUID is the lab's board (grafana/board, PoolStarvationUID; a test
+// holds them equal).
+const boardUID = "orderlab-pool-starvation"
+
+// labBoard is the board as a browser on the host opens it, from the host
+// or from inside compose alike (compose publishes Grafana on this port).
+const labBoard = "http://127.0.0.1:3000/d/" + boardUID
+
+// labToken is the ADMIN_TOKEN compose gives the services when .env sets
+// none (compose.yaml); ADMIN_TOKEN in the environment replaces it.
+const labToken = "orderlab-admin"
+
+// inCompose reports whether this loadtest runs as compose's loadtest service.
+func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "compose" }
+
+// useLab points r at the running lab: inside compose by the services'
+// names, from the host by compose's published ports (the same as `make
+// run`'s); each phase's knobs go through the services' admin listeners
+// with the lab's token, and each phase is annotated on the board.
+func useLab(r *scenario.Runner, getenv func(string) string) error {
+	compose := inCompose(getenv)
+	r.Endpoints = map[string]scenario.Endpoint{}
+	for _, t := range defaultTargets {
+		ep := scenario.Endpoint{URL: t.url, MetricsURL: t.metrics, AdminURL: strings.TrimSuffix(t.metrics, "/metrics")}
+		if compose {
+			admin := "http://" + t.name + ":9090"
+			ep = scenario.Endpoint{URL: "http://" + t.name + ":8080", MetricsURL: admin + "/metrics", AdminURL: admin}
+		}
+		r.Endpoints[t.name] = ep
+	}
+	// Service names are not loopback addresses: remote targets are allowed
+	// inside compose only.
+	r.AllowRemote = compose
+	r.Token = cmp.Or(getenv("ADMIN_TOKEN"), labToken)
+	grafana := getenv("GRAFANA_URL")
+	if grafana == "" && !compose {
+		grafana = "http://admin:" + cmp.Or(getenv("GRAFANA_ADMIN_PASSWORD"), "orderlab") + "@127.0.0.1:3000"
+	}
+	c, err := annotate.New(grafana)
+	if err != nil {
+		return fmt.Errorf("-lab: %w", err)
+	}
+	r.Annotate, r.Board = c, labBoard
+	proxy := "http://127.0.0.1:9094"
+	if compose {
+		proxy = "http://dbproxy:9090"
+	}
+	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: "dbproxy"}
+	return nil
+}

@@ -1,0 +1,82 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/orderlab/orderlab/loadtest/dbproxy"
+)
+
+// needsProxy reports whether some phase of s sets db_latency.
+func needsProxy(s Scenario) bool {
+	for _, p := range s.Phases {
+		if p.DBLatency != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// LabProxy is the running lab's database fault proxy (compose profile
+// dbproxy): Control drives it; Host is the name the services' DATABASE_URL
+// must reach Postgres by, so that their queries go through it.
+type LabProxy struct {
+	Control *dbproxy.Client
+	Host    string
+}
+
+// checkProxy makes sure the lab's proxy answers and that every target's
+// database URL goes through it (as GET /knobs shows DATABASE_URL, when it
+// shows it).
+func (r *Runner) checkProxy(ctx context.Context, s Scenario, live *liveKnobs) error {
+	if r.DBProxy == nil {
+		return fmt.Errorf("%s sets db_latency: it needs the lab's database proxy (docs/lab-scenarios.md)", s.Name)
+	}
+	if err := r.DBProxy.Control.Set(ctx, dbproxy.Fault{Fault: "none"}); err != nil {
+		return fmt.Errorf("%s sets db_latency and the lab's database proxy does not answer "+
+			"(docker compose --profile dbproxy up, with LAB_DATABASE_URL through it: docs/lab-scenarios.md): %w", s.Name, err)
+	}
+	for _, t := range s.Targets {
+		c := live.clients[t]
+		if c == nil {
+			continue
+		}
+		have, err := c.Get(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		u, ok := have["DATABASE_URL"]
+		if !ok {
+			fmt.Fprintf(r.Log, "   %s: GET /knobs shows no DATABASE_URL: cannot check that it goes through the proxy\n", t)
+			continue
+		}
+		if !reaches(u, r.DBProxy.Host) {
+			return fmt.Errorf("%s reaches Postgres at %s, not through the database proxy %s: "+
+				"start the lab with LAB_DATABASE_URL through it (docs/lab-scenarios.md)", t, u, r.DBProxy.Host)
+		}
+	}
+	return nil
+}
+
+// setProxyLatency gives the lab's proxy phase p's latency (none when p
+// sets none).
+func (r *Runner) setProxyLatency(ctx context.Context, p Phase) error {
+	f := dbproxy.Fault{Fault: "none"}
+	if p.DBLatency != nil && *p.DBLatency > 0 {
+		f = dbproxy.Fault{Fault: "latency", Latency: p.DBLatency.D().String()}
+		fmt.Fprintf(r.Log, "   %s more per round trip to Postgres (the lab's dbproxy)\n", p.DBLatency.D())
+	}
+	return r.DBProxy.Control.Set(ctx, f)
+}
+
+// reaches reports whether the database address dsn (a URL, or the key=value
+// form the services show, password masked) names host.
+func reaches(dsn, host string) bool {
+	for _, f := range strings.Fields(dsn) {
+		if f == "host="+host {
+			return true
+		}
+	}
+	return strings.Contains(dsn, "@"+host+":") || strings.Contains(dsn, "@"+host+"/") || strings.Contains(dsn, "//"+host+":")
+}

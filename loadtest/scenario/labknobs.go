@@ -1,0 +1,149 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/knobs"
+)
+
+// knobWait is how long a change may take to show in GET /knobs and in the
+// knob gauges.
+const knobWait = 15 * time.Second
+
+// liveKnobs applies each phase's env to running services through their knob
+// API and puts back every knob it changed (docs/lab-scenarios.md). Where a
+// local run starts a service with the phase's env, a run against running
+// services changes their knobs to it: a knob the phase does not set goes
+// back to the value found before the run, as a fresh service would have its
+// default.
+type liveKnobs struct {
+	clients map[string]*knobs.Client // by target; nil: no admin listener known
+	found   map[string]map[string]string
+	log     io.Writer
+}
+
+func newLiveKnobs(eps map[string]Endpoint, token string, log io.Writer) *liveKnobs {
+	k := &liveKnobs{clients: map[string]*knobs.Client{}, found: map[string]map[string]string{}, log: log}
+	for name, ep := range eps {
+		if ep.AdminURL != "" {
+			k.clients[name] = &knobs.Client{Admin: ep.AdminURL, Token: token}
+		}
+	}
+	return k
+}
+
+// appliesTo reports whether the knob name exists on the target.
+func appliesTo(name, target string) bool {
+	kn, ok := knob(name)
+	return ok && (kn.Services == nil || slices.Contains(kn.Services, target))
+}
+
+// apply sets env on every target (the knobs that exist there) and waits
+// until each change shows.
+func (k *liveKnobs) apply(ctx context.Context, targets []string, env map[string]string) error {
+	for _, t := range targets {
+		want := map[string]string{}
+		for name, v := range k.found[t] {
+			want[name] = v
+		}
+		for name, v := range env {
+			if appliesTo(name, t) {
+				want[name] = v
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		c := k.clients[t]
+		if c == nil {
+			return fmt.Errorf("%s: the phase sets %s, and the admin listener of %s is not known "+
+				"(-metrics %s=URL, or -lab)", t, envString(want), t, t)
+		}
+		have, err := c.Get(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		diff := map[string]string{}
+		for name, v := range want {
+			cur, ok := have[name]
+			if !ok {
+				return fmt.Errorf("%s: GET /knobs has no knob %s", t, name)
+			}
+			if !knobs.Same(cur, v) {
+				diff[name] = v
+			}
+		}
+		if len(diff) == 0 {
+			continue
+		}
+		if err := c.Patch(ctx, diff); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+		if k.found[t] == nil {
+			k.found[t] = map[string]string{}
+		}
+		var changes []string
+		for _, name := range slices.Sorted(maps.Keys(diff)) {
+			if _, ok := k.found[t][name]; !ok {
+				k.found[t][name] = have[name]
+			}
+			changes = append(changes, fmt.Sprintf("%s %s -> %s", name, shown(have[name]), shown(diff[name])))
+		}
+		fmt.Fprintf(k.log, "   %s: %s\n", t, strings.Join(changes, ", "))
+		if err := c.Wait(ctx, diff, knobWait); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// restore puts every knob changed back to the value found, on every target
+// (one PATCH each), and waits until it shows. It works on ctx even when
+// ctx's parent was canceled (Ctrl-C): the caller passes one without cancel.
+func (k *liveKnobs) restore(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*knobWait)
+	defer cancel()
+	var errs []error
+	for _, t := range slices.Sorted(maps.Keys(k.found)) {
+		back := k.found[t]
+		if len(back) == 0 {
+			continue
+		}
+		c := k.clients[t]
+		err := c.Patch(ctx, back)
+		if err == nil {
+			err = c.Wait(ctx, back, knobWait)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("restoring the knobs of %s (%s): %w", t, envString(back), err))
+			fmt.Fprintf(k.log, "   %s: NOT restored: %v\n", t, err)
+			continue
+		}
+		fmt.Fprintf(k.log, "   %s: restored %s\n", t, envString(back))
+		if _, leaked := back["LEAK_EVERY"]; leaked {
+			// Restoring LEAK_EVERY stops new leaks; the ones made stay held.
+			n, err := c.ReleaseLeaked(ctx)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: handing back leaked connections: %w", t, err))
+			} else {
+				fmt.Fprintf(k.log, "   %s: %d leaked connections handed back\n", t, n)
+			}
+		}
+		delete(k.found, t)
+	}
+	return errors.Join(errs...)
+}
+
+func shown(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return v
+}

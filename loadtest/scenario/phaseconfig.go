@@ -1,0 +1,91 @@
+package scenario
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/tasks"
+)
+
+// configOf turns a phase into a loadtest configuration against base: what
+// the phase's load leaves out (or sets to 0) keeps attack.Defaults.
+func configOf(p Phase, base string) attack.Config {
+	l := p.Load
+	cfg := attack.Defaults(attack.Mode(l.Mode))
+	cfg.Target.Method = cmp.Or(p.Request.Method, cfg.Target.Method)
+	cfg.Target.URL = strings.TrimRight(base, "/") + p.Request.Path
+	cfg.Target.Body = attack.BodyFor(cfg.Target.Method)
+	cfg.Concurrency, cfg.Requests, cfg.Duration = l.Concurrency, l.Requests, l.Duration.D()
+	cfg.Timeout = cmp.Or(l.Timeout.D(), cfg.Timeout)
+	cfg.Retries = cmp.Or(l.Retries, cfg.Retries)
+	cfg.Retry = cmp.Or(attack.RetryPolicy(l.Retry), cfg.Retry)
+	cfg.RetryMaxWait = cmp.Or(l.RetryMaxWait.D(), cfg.RetryMaxWait)
+	if cfg.Mode == attack.ModeBurst && l.Warmup != nil {
+		cfg.Warmup = *l.Warmup
+	}
+	if cfg.Mode == attack.ModeOpen {
+		cfg.Pacer = attack.NewPacer(l.Rate, l.RampFrom, l.Ramp.D())
+	}
+	return cfg
+}
+
+// sloOf joins the SLO terms of the expectations that apply to target in phase.
+func sloOf(s Scenario, phase, target string) string {
+	var terms []string
+	for _, e := range s.Expect {
+		if e.SLO != "" && (e.Target == "" || e.Target == target) && (e.Phase == "" || e.Phase == phase) {
+			terms = append(terms, e.SLO)
+		}
+	}
+	return strings.Join(terms, ",")
+}
+
+// runTasks runs an in-process tasks phase.
+func runTasks(t Tasks) *TasksResult {
+	job := tasks.Sleep(t.Sleep.D())
+	if t.Rounds > 0 {
+		job = tasks.SHA256Chain(t.Rounds)
+	}
+	var st tasks.Stats
+	if t.Workers == 0 {
+		st = tasks.Goroutines(t.Jobs, job)
+	} else {
+		st = tasks.Pool(t.Workers, t.Jobs, job) // -1: GOMAXPROCS
+	}
+	tr := &TasksResult{Stats: st, ElapsedSeconds: st.Elapsed.Seconds()}
+	if t.ScaleTo > t.Jobs {
+		tr.ScaledSeconds = tr.ElapsedSeconds * float64(t.ScaleTo) / float64(t.Jobs)
+	}
+	if t.Sleep > 0 {
+		rounds := 1.0
+		if st.Workers > 0 {
+			rounds = math.Ceil(float64(max(t.ScaleTo, t.Jobs)) / float64(st.Workers))
+		}
+		tr.BoundSeconds = rounds * t.Sleep.D().Seconds()
+	}
+	return tr
+}
+
+func merged(a, b map[string]string) map[string]string {
+	m := maps.Clone(a)
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, b)
+	return m
+}
+
+func envString(env map[string]string) string {
+	if len(env) == 0 {
+		return "the defaults"
+	}
+	parts := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		parts = append(parts, k+"="+env[k])
+	}
+	return strings.Join(parts, " ")
+}
