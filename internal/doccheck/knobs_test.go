@@ -44,6 +44,7 @@ var otherVariables = map[string]string{
 	"GOMEMLIMIT":                         "the Go runtime",
 	"GOTOOLCHAIN":                        "the go command",
 	"CI":                                 ".ci/run",
+	"ORDERLAB_LAB":                       "loadtest scenario -lab (compose's loadtest service sets it)",
 	"OTEL_TRACES_SAMPLER":                "the OpenTelemetry SDK",
 	"OTEL_TRACES_SAMPLER_ARG":            "the OpenTelemetry SDK",
 	"GF_USERS_HOME_PAGE":                 "Grafana (compose.yaml)",
@@ -118,5 +119,6 @@ var notAVariable = map[string]bool{
 	"ALERTS": true, "HEAD": true, "TRACE": true, "PATCH": true, "DELETE": true, "OPTIONS": true,
 	"CONNECT": true, "SHOW": true, "POOLS": true, "ALL": true,
 	"TCP_USER_TIMEOUT": true, "IP_BIND_ADDRESS_NO_PORT": true, // socket options
-	"FILE": true, // a placeholder
+	"FILE":   true,               // a placeholder
+	"MISSED": true, "READ": true, // the lab runner's verdicts (docs/lab-scenarios.md)
 }
