@@ -116,27 +116,31 @@ type Timeline struct {
 // Apply injects f into tg, holds it for f.Hold and lifts it. during, when
 // not nil, runs while the fault holds (checks of what the service answers
 // meanwhile); the fault is lifted only after it returns, so that it always
-// sees the fault.
-func Apply(ctx context.Context, f Fault, tg Target, during func()) (Timeline, error) {
+// sees the fault, and lifted even when during ends its goroutine (a test's
+// t.Fatal), so that a failed check leaves no fault behind.
+func Apply(ctx context.Context, f Fault, tg Target, during func()) (tl Timeline, err error) {
 	if f.Proxy && tg.Proxy == nil {
 		return Timeline{}, fmt.Errorf("%s: the fault needs a proxy in front of Postgres", f.Name)
 	}
-	tl := Timeline{Asked: time.Now()}
+	tl.Asked = time.Now()
 	if err := f.inject(ctx, tg); err != nil {
 		return tl, fmt.Errorf("%s: inject: %w", f.Name, err)
 	}
 	tl.On = time.Now()
+	defer func() {
+		if f.lift != nil {
+			Sleep(ctx, time.Until(tl.On.Add(f.Hold)))
+			if lerr := f.lift(context.WithoutCancel(ctx), tg); lerr != nil {
+				err = errors.Join(err, fmt.Errorf("%s: lift: %w", f.Name, lerr))
+			}
+		}
+		tl.Lifted = time.Now()
+		err = errors.Join(err, ctx.Err())
+	}()
 	if during != nil {
 		during()
 	}
-	if f.lift != nil {
-		Sleep(ctx, time.Until(tl.On.Add(f.Hold)))
-		if err := f.lift(context.WithoutCancel(ctx), tg); err != nil {
-			return tl, fmt.Errorf("%s: lift: %w", f.Name, err)
-		}
-	}
-	tl.Lifted = time.Now()
-	return tl, ctx.Err()
+	return tl, nil
 }
 
 // Run is one fault run: load (a ledger.Load already sending) for before,
