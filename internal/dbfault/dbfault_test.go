@@ -59,7 +59,7 @@ func TestApplyHoldsThenLifts(t *testing.T) {
 }
 
 // Summarize counts the answers, the recovery from the lifting and whether
-// the last order after it succeeded, and holds the answers to the table.
+// an order after it succeeded, and holds the answers to the table.
 func TestSummarize(t *testing.T) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.New(t))
@@ -92,6 +92,6 @@ func TestSummarize(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Recovered || s.OK() || s.Missing != 0 || s.Stored != 0 {
-		t.Errorf("with a 500 last: %+v, want not recovered, not OK", s)
+		t.Errorf("with no success after the lifting and a 500: %+v, want not recovered, not OK", s)
 	}
 }

@@ -18,8 +18,9 @@ type Summary struct {
 	// meaningless when nothing failed).
 	Failed   int           `json:"failed"`
 	Recovery time.Duration `json:"-"`
-	// Recovered: the last order sent after the lifting succeeded, so the
-	// service answers with success again (false when none was sent then).
+	// Recovered: an order sent after the lifting succeeded, so the service
+	// answers with success again (false when none was sent then, or none
+	// of those succeeded).
 	Recovered bool `json:"recovered"`
 	// What the table says against the answers (ledger.Check): each must
 	// be 0.
@@ -33,9 +34,9 @@ type Summary struct {
 // answer by answer.
 func Summarize(ctx context.Context, db ledger.Querier, as []ledger.Answer, lifted time.Time) (Summary, ledger.Audit, error) {
 	s := Summary{Sent: len(as), Answers: ledger.Count(as)}
-	for _, a := range as { // in the order they were sent
-		if !lifted.IsZero() && !a.Sent.Before(lifted) {
-			s.Recovered = a.Success()
+	for _, a := range as {
+		if !lifted.IsZero() && !a.Sent.Before(lifted) && a.Success() {
+			s.Recovered = true
 		}
 		if a.Success() {
 			continue
