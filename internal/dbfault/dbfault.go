@@ -61,8 +61,8 @@ var (
 	Latency50ms = Fault{Name: "latency-50ms", What: "50 ms more per round trip for 5 s (toxiproxy latency, 25 ms each way)",
 		Proxy: true, Hold: 5 * time.Second,
 		inject: func(_ context.Context, tg Target) error { return tg.Proxy.Latency(25 * time.Millisecond) }, lift: clearProxy}
-	ResetPeer = Fault{Name: "reset-peer", What: "Every connection between service and Postgres reset (TCP RST) as soon as it carries data, for 3 s (toxiproxy reset_peer)",
-		Proxy: true, Hold: 3 * time.Second,
+	ResetPeer = Fault{Name: "reset-peer", What: "Every connection between service and Postgres reset (TCP RST) as soon as it carries data, for 1 s (toxiproxy reset_peer)",
+		Proxy: true, Hold: time.Second,
 		inject: func(_ context.Context, tg Target) error { return tg.Proxy.ResetPeer() }, lift: clearProxy}
 
 	Catalog = []Fault{KillBackends, Restart, Outage3s, Blackhole, Latency50ms, ResetPeer}
