@@ -59,7 +59,8 @@ func TestApplyHoldsThenLifts(t *testing.T) {
 }
 
 // Summarize counts the answers, the recovery from the lifting and whether
-// an order after it succeeded, and holds the answers to the table.
+// an order after the fault took effect succeeded, and holds the answers to
+// the table.
 func TestSummarize(t *testing.T) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, pgtest.New(t))
@@ -78,7 +79,8 @@ func TestSummarize(t *testing.T) {
 		{Customer: "x", Key: "x", Sent: lifted.Add(200 * time.Millisecond), Status: http.StatusServiceUnavailable, Type: "outcome-unknown"},
 		{Customer: "c", Key: "c", Sent: lifted.Add(300 * time.Millisecond), Status: http.StatusCreated, ID: 3},
 	}
-	s, found, err := Summarize(ctx, conn, as, lifted)
+	tl := Timeline{On: lifted.Add(-500 * time.Millisecond), Lifted: lifted}
+	s, found, err := Summarize(ctx, conn, as, tl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,11 +89,11 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("summary %+v (%s, %s)", s, s.Answers, s.RecoveryText())
 	}
 	as[3].Status, as[3].Type = http.StatusInternalServerError, ""
-	s, _, err = Summarize(ctx, conn, as, lifted)
+	s, _, err = Summarize(ctx, conn, as, tl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Recovered || s.OK() || s.Missing != 0 || s.Stored != 0 {
-		t.Errorf("with no success after the lifting and a 500: %+v, want not recovered, not OK", s)
+		t.Errorf("with no success after the fault took effect and a 500: %+v, want not recovered, not OK", s)
 	}
 }

@@ -18,9 +18,10 @@ type Summary struct {
 	// meaningless when nothing failed).
 	Failed   int           `json:"failed"`
 	Recovery time.Duration `json:"-"`
-	// Recovered: an order sent after the lifting succeeded, so the service
-	// answers with success again (false when none was sent then, or none
-	// of those succeeded).
+	// Recovered: an order sent after the fault took effect succeeded. For
+	// Postgres stopped (nothing can succeed while it is down) that is the
+	// service answering with success again once it is back, even when it
+	// is back before pg_ctl start returns (the lifting).
 	Recovered bool `json:"recovered"`
 	// What the table says against the answers (ledger.Check): each must
 	// be 0.
@@ -29,13 +30,14 @@ type Summary struct {
 	Stored     int `json:"stored_despite_answer"`
 }
 
-// Summarize holds the answers of a run whose fault was lifted at lifted to
-// the orders table that db reaches; it returns the table's findings too,
+// Summarize holds the answers of a run through the fault of tl to the
+// orders table that db reaches; it returns the table's findings too,
 // answer by answer.
-func Summarize(ctx context.Context, db ledger.Querier, as []ledger.Answer, lifted time.Time) (Summary, ledger.Audit, error) {
+func Summarize(ctx context.Context, db ledger.Querier, as []ledger.Answer, tl Timeline) (Summary, ledger.Audit, error) {
+	lifted := tl.Lifted
 	s := Summary{Sent: len(as), Answers: ledger.Count(as)}
 	for _, a := range as {
-		if !lifted.IsZero() && !a.Sent.Before(lifted) && a.Success() {
+		if !tl.On.IsZero() && a.Sent.After(tl.On) && a.Success() {
 			s.Recovered = true
 		}
 		if a.Success() {

@@ -117,7 +117,7 @@ func runOne(ctx context.Context, cfg Config, cluster *pgcluster.Cluster, f dbfau
 		return res, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	res.Summary, _, err = dbfault.Summarize(ctx, conn, as, tl.Lifted)
+	res.Summary, _, err = dbfault.Summarize(ctx, conn, as, tl)
 	if err != nil {
 		return res, err
 	}

@@ -73,8 +73,8 @@ func dbLatency(t *testing.T, bin string) {
 
 // A restart under load: while Postgres is down the keyed orders are
 // answered 503 database-unavailable, orders succeed again after it is
-// back (a keyed order sent once it was up succeeded), and the table holds
-// every acknowledged order once.
+// back (a keyed order sent after it went down succeeded: none can while it
+// is down), and the table holds every acknowledged order once.
 func dbRestart(t *testing.T, bin string) {
 	res := quickCatalog(t, bin, "db-restart", "pipeline")
 	os := res.Phases[0].Outages

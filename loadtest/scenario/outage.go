@@ -93,7 +93,7 @@ func (o *outage) finish(ctx context.Context) OutageResult {
 		return res
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if res.Summary, _, err = dbfault.Summarize(ctx, conn, as, o.tl.Lifted); err != nil {
+	if res.Summary, _, err = dbfault.Summarize(ctx, conn, as, o.tl); err != nil {
 		res.Err = err.Error()
 	}
 	res.RecoverySeconds = res.Recovery.Seconds()
