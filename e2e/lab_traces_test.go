@@ -4,12 +4,14 @@ package e2e
 // real Jaeger: see TestLab.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/orderlab/orderlab/internal/otlptest"
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // traces: each wait is a span under its request's HTTP server span, and
@@ -21,8 +23,7 @@ func (run *labRun) traces(t *testing.T) {
 		{"orderlab-semaphore", "pool.acquire"},
 		{"orderlab-pipeline", "pipeline.enqueue"},
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll.Until(t, 20*time.Second, "every wait's span under its request, and the pipeline's batches linked", func() error {
 		spans := run.otlp.Spans()
 		var missing []string
 		for _, w := range want {
@@ -39,16 +40,13 @@ func (run *labRun) traces(t *testing.T) {
 		if !batchWithLinks {
 			missing = append(missing, "orderlab-pipeline: pipeline.batch linked to its requests")
 		}
-		if len(missing) == 0 {
-			child, parent, _ := otlptest.UnderServer(spans, "orderlab-unbounded", "pool.acquire")
-			t.Logf("%d spans; e.g. trace %s: %q > %q", len(spans), child.TraceIDHex(), parent.GetName(), child.GetName())
-			return
+		if len(missing) > 0 {
+			return fmt.Errorf("%d spans received; missing: %s", len(spans), strings.Join(missing, "; "))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d spans received; missing: %s", len(spans), strings.Join(missing, "; "))
-		}
-		time.Sleep(time.Second)
-	}
+		child, parent, _ := otlptest.UnderServer(spans, "orderlab-unbounded", "pool.acquire")
+		t.Logf("%d spans; e.g. trace %s: %q > %q", len(spans), child.TraceIDHex(), parent.GetName(), child.GetName())
+		return nil
+	})
 }
 
 // exemplarLinksResolveInJaeger (JAEGER set): the exemplar link Grafana is

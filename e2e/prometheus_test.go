@@ -15,6 +15,8 @@ import (
 
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/goccy/go-yaml"
+
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // labPrometheusConfig returns prometheus/prometheus.yml with only the
@@ -255,8 +257,7 @@ func readPrometheusConfig(t *testing.T) map[string]any {
 // waitTargetsUp waits until Prometheus scrapes want targets successfully.
 func waitTargetsUp(t *testing.T, ctx context.Context, api promAPI, want int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	poll.Until(t, 30*time.Second, fmt.Sprintf("%d targets up", want), func() error {
 		targets, err := api.targets(ctx)
 		up := 0
 		var down []string
@@ -267,12 +268,9 @@ func waitTargetsUp(t *testing.T, ctx context.Context, api promAPI, want int) {
 				down = append(down, fmt.Sprintf("%s (%s %s)", tg.ScrapeURL, tg.Health, tg.LastError))
 			}
 		}
-		if err == nil && up == want {
-			return
+		if err != nil || up != want {
+			return fmt.Errorf("%d of %d targets up (err %v); down: %v", up, want, err, down)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d targets up (err %v); down: %v", up, want, err, down)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
 }

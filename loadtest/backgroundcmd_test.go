@@ -3,12 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
-	"net/http"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/metrictest"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/internal/proc"
 )
 
@@ -28,23 +29,23 @@ func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 		done <- run(ctx, []string{"background", "-rate", "50", "-listen", addrs[0], "svc=" + s.api.URL}, func(string) string { return "" }, &out, &errb)
 	}()
 
-	var metrics string
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		metrics = get(t, "http://"+addrs[0]+"/metrics")
-		if strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} `) &&
-			!strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} 0`) {
-			break
+	counted := map[string]string{"job": "svc", "outcome": "ok", "route": "/orders"}
+	err = poll.Wait(30*time.Second, func() error {
+		fams, err := metrictest.ScrapeErr("http://" + addrs[0] + "/metrics") // the listener may not be up yet
+		if err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		if n := fams.Value("orderlab_background_requests_total", counted); n == 0 {
+			return fmt.Errorf("orderlab_background_requests_total%v = %v", counted, n)
+		}
+		return nil
+	})
 	cancel()
 	if code := <-done; code != exitOK {
 		t.Fatalf("exit %d after a stop, want 0: %s", code, errb.String())
 	}
-	if !strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} `) ||
-		strings.Contains(metrics, `orderlab_background_requests_total{job="svc",outcome="ok",route="/orders"} 0`) {
-		t.Errorf("no counted orders on /metrics:\n%s", metrics)
+	if err != nil {
+		t.Errorf("no counted orders on /metrics within 30 s: %v", err)
 	}
 	if s.orders.Load() < 2 {
 		t.Errorf("the service got %d orders", s.orders.Load())
@@ -52,17 +53,6 @@ func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 	if !strings.Contains(out.String(), "50 requests/s to each of svc") {
 		t.Errorf("stdout does not say what runs: %q", out.String())
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
 }
 
 // TestBackgroundRateZeroIsOff: BACKGROUND_RATE=0 in the lab; the command

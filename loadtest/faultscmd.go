@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/loadtest/faults"
 )
 
@@ -23,7 +24,7 @@ held to the table. Prints one Markdown table per fault. Exit status 1 when an
 acknowledged order is missing, an order is stored twice or despite a "not
 stored" answer, or an answer is a 500.
 
-faults: kill-backends, restart, outage-3s, blackhole, latency-50ms
+faults: %s
 
 flags:
 `
@@ -36,7 +37,7 @@ type faultsPlan struct {
 func parseFaultsCmd(args []string, stderr io.Writer) (*faultsPlan, error) {
 	fs := flag.NewFlagSet("loadtest faults", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, faultsUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprintf(stderr, faultsUsage, faultNames()); fs.PrintDefaults() }
 	p := &faultsPlan{}
 	c := &p.cfg
 	var services, only string
@@ -62,10 +63,10 @@ func parseFaultsCmd(args []string, stderr io.Writer) (*faultsPlan, error) {
 		return nil, usagef("services", "name at least one service")
 	}
 	if only == "all" {
-		c.Faults = faults.Catalog
+		c.Faults = dbfault.Catalog
 	} else {
 		for _, name := range strings.Split(only, ",") {
-			f, ok := findFault(name)
+			f, ok := dbfault.Named(name)
 			if !ok {
 				return nil, usagef("faults", "unknown fault %q", name)
 			}
@@ -76,13 +77,13 @@ func parseFaultsCmd(args []string, stderr io.Writer) (*faultsPlan, error) {
 	return p, nil
 }
 
-func findFault(name string) (faults.Fault, bool) {
-	for _, f := range faults.Catalog {
-		if f.Name == name {
-			return f, true
-		}
+// faultNames lists the catalog's faults (internal/dbfault).
+func faultNames() string {
+	names := make([]string, len(dbfault.Catalog))
+	for i, f := range dbfault.Catalog {
+		names[i] = f.Name
 	}
-	return faults.Fault{}, false
+	return strings.Join(names, ", ")
 }
 
 func (p *faultsPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {

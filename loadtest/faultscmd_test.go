@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/dbfault"
+	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/loadtest/faults"
 )
 
@@ -16,7 +18,7 @@ func TestFaultsCommandParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.cfg.Faults) != len(faults.Catalog) || len(p.cfg.Services) != 3 || p.cfg.Rate != 100 || p.cfg.Env["REQUEST_TIMEOUT"] != "5s" {
+	if len(p.cfg.Faults) != len(dbfault.Catalog) || len(p.cfg.Services) != 3 || p.cfg.Rate != 100 || p.cfg.Env["REQUEST_TIMEOUT"] != "5s" {
 		t.Errorf("defaults: %d faults, services %v, rate %d, env %v", len(p.cfg.Faults), p.cfg.Services, p.cfg.Rate, p.cfg.Env)
 	}
 	p, err = parseFaultsCmd([]string{"-faults", "blackhole,restart", "-services", "pipeline", "-request-timeout", "2s"}, io.Discard)
@@ -37,12 +39,12 @@ func TestFaultsCommandParses(t *testing.T) {
 // the reliability tables of docs/reference/database-failures.md have.
 func TestFaultsReport(t *testing.T) {
 	rs := []faults.Result{
-		{Fault: "restart", Service: "unbounded", Sent: 800, Answers: map[string]int{"201": 700, "503 database-unavailable": 100},
-			Failed: 100, Recovery: 230 * time.Millisecond},
-		{Fault: "restart", Service: "pipeline", Sent: 800, Answers: map[string]int{"201": 800}},
+		{Fault: "restart", Service: "unbounded", Summary: dbfault.Summary{Sent: 800, Answers: ledger.Tally{"201": 700, "503 database-unavailable": 100},
+			Failed: 100, Recovery: 230 * time.Millisecond}},
+		{Fault: "restart", Service: "pipeline", Summary: dbfault.Summary{Sent: 800, Answers: ledger.Tally{"201": 800}}},
 	}
 	var b strings.Builder
-	if err := faults.WriteMarkdown(&b, rs, faults.Catalog[1:2], faults.Config{Rate: 100, Before: 3 * time.Second, After: 5 * time.Second}); err != nil {
+	if err := faults.WriteMarkdown(&b, rs, []dbfault.Fault{dbfault.Restart}, faults.Config{Rate: 100, Before: 3 * time.Second, After: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

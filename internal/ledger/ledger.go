@@ -5,9 +5,10 @@
 // "not stored"; none is stored twice. Each order has a customer_id of its
 // own, so that its rows can be found whatever its answer said.
 //
-// The services' fault tests use it against a service in the same process,
-// and `loadtest faults` (make faults) against the built binaries, so it
-// imports nothing from services/.
+// The fault runs (internal/dbfault) use it against a service in the same
+// process (the services' fault suite) and against the built binaries
+// (make faults, the scenarios' db_stop), so it imports nothing from
+// services/.
 package ledger
 
 import (
@@ -15,7 +16,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -55,11 +58,14 @@ func (a Answer) NotStored() bool {
 	return false
 }
 
+// TransportError is the Label of an answer that never came.
+const TransportError = "transport error"
+
 // Label is the answer's status with its problem type, "503 outcome-unknown".
 func (a Answer) Label() string {
 	switch {
 	case a.Err != nil:
-		return "transport error"
+		return TransportError
 	case a.Type != "":
 		return fmt.Sprintf("%d %s", a.Status, a.Type)
 	}
@@ -166,13 +172,26 @@ func Body(customer string, n int) string {
 	return fmt.Sprintf(`{"customer_id":%q,"items":[%s]}`, customer, strings.Join(items, ","))
 }
 
-// Tally counts answers by Label.
-func Tally(as []Answer) map[string]int {
-	m := map[string]int{}
+// Tally is a count of answers by Label.
+type Tally map[string]int
+
+// Count tallies answers by Label.
+func Count(as []Answer) Tally {
+	m := Tally{}
 	for _, a := range as {
 		m[a.Label()]++
 	}
 	return m
+}
+
+// String lists the counts by label, in the labels' order: "201: 1180; 503
+// database-unavailable: 120".
+func (t Tally) String() string {
+	parts := make([]string, 0, len(t))
+	for _, l := range slices.Sorted(maps.Keys(t)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", l, t[l]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Querier runs a query: a *pgx.Conn or a *pgxpool.Pool.

@@ -2,11 +2,14 @@ package pgcluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // A cluster of its own: it answers, a fast stop ends its sessions with
@@ -124,11 +127,10 @@ func TestPgBouncerClosesIdleServerConnections(t *testing.T) {
 		}
 		conn.Close(ctx)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for servers() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d server connections still open 10 s after the clients left: PgBouncer keeps idle ones", servers())
+	poll.Until(t, 10*time.Second, "PgBouncer to close the idle server connections after the clients left", func() error {
+		if n := servers(); n > 0 {
+			return fmt.Errorf("%d server connections still open", n)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }

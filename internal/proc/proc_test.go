@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // The test binary doubles as the child process: with PROC_TEST_CHILD set it
@@ -113,12 +116,12 @@ func TestWaitReadyFailsWhenTheChildExits(t *testing.T) {
 func TestStopKillsAfterTheGracePeriod(t *testing.T) {
 	p := startChild(t, "stubborn")
 	// The child catches SIGTERM before it prints its environment.
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(logOf(t, p), "PROC_TEST_CHILD"); {
-		if time.Now().After(deadline) {
-			t.Fatal("the child did not start")
+	poll.Until(t, 30*time.Second, "the child to print its environment", func() error {
+		if !strings.Contains(logOf(t, p), "PROC_TEST_CHILD") {
+			return errors.New("nothing printed yet")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	if err := p.Stop(200 * time.Millisecond); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("Stop = %v, want it killed", err)
 	}

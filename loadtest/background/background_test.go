@@ -3,6 +3,7 @@ package background
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -15,6 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
+
+	"github.com/orderlab/orderlab/internal/metrictest"
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -109,10 +113,9 @@ func (s *fakeService) seen() (map[string]int, map[string]int) {
 	return maps.Clone(s.byRoute), maps.Clone(s.agents)
 }
 
-// runUntil runs cfg until ready reports true (polled every 5 ms, for at
-// most a minute), then stops it and waits for Run. It reports whether
-// ready was seen true.
-func runUntil(t *testing.T, cfg Config, ready func() bool) bool {
+// runUntil runs cfg until ready returns nil (internal/poll, for at most a
+// minute: what says what it waits for), then stops it and waits for Run.
+func runUntil(t *testing.T, cfg Config, what string, ready func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -123,12 +126,7 @@ func runUntil(t *testing.T, cfg Config, ready func() bool) bool {
 			t.Errorf("Run: %v", err)
 		}
 	}()
-	for deadline := time.Now().Add(time.Minute); !ready(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-	return true
+	poll.Until(t, time.Minute, what, ready)
 }
 
 // runUntilHeld runs cfg until the service has answered its limit of
@@ -136,19 +134,21 @@ func runUntil(t *testing.T, cfg Config, ready func() bool) bool {
 // so far; nil: do not wait for it).
 func runUntilHeld(t *testing.T, cfg Config, s *fakeService, total func() int) {
 	t.Helper()
-	answered := func() int {
+	what := fmt.Sprintf("the service to answer its %d requests", s.limit)
+	if total != nil {
+		what += ", each counted"
+	}
+	runUntil(t, cfg, what, func() error {
 		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.answered()
-	}
-	held := runUntil(t, cfg, func() bool {
-		n := answered()
-		return n >= s.limit && (total == nil || total() == n-1) // the order created at the start is not counted
+		n := s.answered()
+		s.mu.Unlock()
+		// The order created at the start is not counted.
+		if n < s.limit || (total != nil && total() != n-1) {
+			routes, _ := s.seen()
+			return fmt.Errorf("%d answered: %v", n, routes)
+		}
+		return nil
 	})
-	if !held {
-		routes, _ := s.seen()
-		t.Fatalf("in a minute the service answered %d of its %d requests: %v", answered(), s.limit, routes)
-	}
 }
 
 func TestCycleGivesEachEndpointItsWeightSpreadOut(t *testing.T) {
@@ -225,11 +225,13 @@ func TestEachWindowIsSummarised(t *testing.T) {
 		return out
 	}
 	cfg := Config{Targets: []Target{{Name: "svc", URL: s.URL}}, Rate: 400, Window: 50 * time.Millisecond, Log: log}
-	runUntil(t, cfg, func() bool { return len(lines()) >= 3 })
+	runUntil(t, cfg, "three window summaries of 50 ms windows", func() error {
+		if got := lines(); len(got) < 3 {
+			return fmt.Errorf("%d summaries: %q", len(got), got)
+		}
+		return nil
+	})
 	got := lines()
-	if len(got) < 3 {
-		t.Fatalf("%d window summaries in a minute of 50 ms windows: %q", len(got), got)
-	}
 	for _, l := range got[:3] {
 		if !strings.Contains(l, " requests in ") || !strings.Contains(l, " ok, ") || !strings.Contains(l, "p99 of successes") {
 			t.Errorf("window summary %q: want requests, outcomes and the p99 of successes", l)
@@ -243,43 +245,19 @@ func TestEachWindowIsSummarised(t *testing.T) {
 // total is the sum of orderlab_background_requests_total in reg.
 func total(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			n += m.GetCounter().GetValue()
-		}
-	}
-	return n
+	return metrictest.Gather(t, reg).Value("orderlab_background_requests_total", nil)
 }
 
 // counted reads orderlab_background_requests_total{job, route, outcome}
 // from reg.
 func counted(t *testing.T, reg *prometheus.Registry, job, route, outcome string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	match := map[string]string{"job": job, "route": route, "outcome": outcome}
+	fams := metrictest.Gather(t, reg)
+	if !fams.Has("orderlab_background_requests_total", match) {
+		t.Fatalf("no orderlab_background_requests_total%v", match)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != "orderlab_background_requests_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["job"] == job && labels["route"] == route && labels["outcome"] == outcome {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no orderlab_background_requests_total{job=%q, route=%q, outcome=%q}", job, route, outcome)
-	return 0
+	return fams.Value("orderlab_background_requests_total", match)
 }
 
 // TestEveryOutcomeIsExportedFromTheStart: the counts exist, at 0, before

@@ -308,7 +308,7 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 		o := out.finish(ctx)
 		pr.Outages = append(pr.Outages, o)
 		fmt.Fprintf(r.Log, "-- %s %s: keyed orders %s; missing %d, twice %d, stored despite the answer %d\n",
-			p.Name, name, tally(o.Answers), o.Missing, o.Duplicates, o.Stored)
+			p.Name, name, o.Answers, o.Missing, o.Duplicates, o.Stored)
 	}
 	if run.Name != "" {
 		pr.Loadtest.Runs = append(pr.Loadtest.Runs, run)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -168,11 +169,11 @@ func textColumns(runs []report.Run) []textColumn {
 		return slices.ContainsFunc(slices.Collect(maps.Keys(r.Status)), func(c string) bool { return strings.HasPrefix(c, "5") })
 	}) {
 		cols = append(cols, textColumn{"statuses", func(r report.Run) string {
-			m := map[string]int{}
+			m := ledger.Tally{}
 			for c, n := range r.Status {
 				m[c] = int(n)
 			}
-			return tally(m)
+			return m.String()
 		}})
 	}
 	if slices.ContainsFunc(runs, func(r report.Run) bool { return r.Server != nil && len(r.Server.DBErrors) > 0 }) {
@@ -180,11 +181,11 @@ func textColumns(runs []report.Run) []textColumn {
 			if r.Server == nil || len(r.Server.DBErrors) == 0 {
 				return "0"
 			}
-			m := map[string]int{}
+			m := ledger.Tally{}
 			for c, n := range r.Server.DBErrors {
 				m[c] = int(n)
 			}
-			return tally(m)
+			return m.String()
 		}})
 	}
 	return cols

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orderlab/orderlab/internal/otlptest"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
 
@@ -62,8 +63,8 @@ func TestConcurrentOrdersAreBatched(t *testing.T) {
 		t.Errorf("%d of %d acknowledged orders in the table", got, n)
 	}
 	fams := inst.Metrics()
-	batches := apptest.Count(fams, "orderlab_pipeline_batch_size", nil)
-	committed := apptest.Value(fams, "orderlab_pipeline_batch_size", nil)
+	batches := fams.Count("orderlab_pipeline_batch_size", nil)
+	committed := fams.Value("orderlab_pipeline_batch_size", nil)
 	if committed != n {
 		t.Errorf("batch sizes sum to %v, want %d", committed, n)
 	}
@@ -107,7 +108,7 @@ func TestFullQueueRejects(t *testing.T) {
 	if rejected == 0 {
 		t.Fatal("no request was rejected with a queue of 1 and one worker")
 	}
-	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", nil); v != float64(rejected) {
+	if v := inst.Metrics().Value("orderlab_pipeline_rejections_total", nil); v != float64(rejected) {
 		t.Errorf("rejections_total = %v, want %d", v, rejected)
 	}
 }
@@ -131,21 +132,19 @@ func TestAdmissionBeforeDecode(t *testing.T) {
 					t.Errorf("holder: %v %d %s", err, r.Status, r.Body)
 				}
 			})
-			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			poll.Until(t, 10*time.Second, fmt.Sprintf("holder %d admitted and, but the last, off the intake", i), func() error {
 				fams := inst.Metrics()
-				admitted := apptest.Count(fams, "orderlab_pipeline_enqueue_wait_seconds", map[string]string{"outcome": "enqueued"})
-				queued := apptest.Value(fams, "orderlab_pipeline_queue_length", map[string]string{"stage": "intake"})
-				if admitted == uint64(i+1) && (queued == 0 || i == n-1) {
-					break
+				admitted := fams.Count("orderlab_pipeline_enqueue_wait_seconds", map[string]string{"outcome": "enqueued"})
+				queued := fams.Value("orderlab_pipeline_queue_length", map[string]string{"stage": "intake"})
+				if admitted != uint64(i+1) || (queued != 0 && i != n-1) {
+					return fmt.Errorf("%d admitted, %v in intake", admitted, queued)
 				}
-				if time.Now().After(deadline) {
-					t.Fatalf("holder %d: %d admitted, %v in intake", i, admitted, queued)
-				}
-			}
+				return nil
+			})
 		}
 		return wg.Wait
 	})
-	if v := apptest.Value(inst.Metrics(), "orderlab_pipeline_rejections_total", map[string]string{"reason": "intake_full"}); v != 4 {
+	if v := inst.Metrics().Value("orderlab_pipeline_rejections_total", map[string]string{"reason": "intake_full"}); v != 4 {
 		t.Errorf("rejections_total{reason=intake_full} = %v, want 4", v)
 	}
 }
@@ -173,8 +172,9 @@ func TestTraceQueueWaitAndLinkedBatch(t *testing.T) {
 // order is admitted only with an audit slot, so a slow audit answers 429 at
 // once while pending audits stay at the stage's size (docs/scenarios: backpressure-voidthe fix).
 func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
+	const auditDelay = 3 * time.Second
 	inst := apptest.Start(t, service, map[string]string{
-		"AUDIT_DELAY": "500ms", "AUDIT_WORKERS": "1", "AUDIT_QUEUE": "1",
+		"AUDIT_DELAY": auditDelay.String(), "AUDIT_WORKERS": "1", "AUDIT_QUEUE": "1",
 		"DB_MAX_CONNS": "1", "BATCH_MAX": "1", "QUEUE_CAPACITY": "1",
 	})
 	const n = 40
@@ -196,20 +196,26 @@ func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
 	wg.Wait()
 	fams := inst.Metrics()
 	// An order is admitted only with an audit slot: one running, one queued.
-	if p := apptest.Value(fams, "orderlab_audit_pending", nil); p > 2 {
+	if p := fams.Value("orderlab_audit_pending", nil); p > 2 {
 		t.Errorf("audit pending = %v, want at most 2 (bounded stage)", p)
 	}
 	if codes[http.StatusTooManyRequests] == 0 || codes[http.StatusCreated] == 0 || codes[http.StatusCreated]+codes[http.StatusTooManyRequests] != n {
 		t.Errorf("statuses = %v, want 201s and 429s only", codes)
 	}
-	if v := apptest.Value(fams, "orderlab_pipeline_queue_capacity", map[string]string{"stage": "audit"}); v != 2 {
+	if v := fams.Value("orderlab_pipeline_queue_capacity", map[string]string{"stage": "audit"}); v != 2 {
 		t.Errorf("audit queue capacity = %v, want 2 (AUDIT_QUEUE + AUDIT_WORKERS)", v)
 	}
 	// Admitted orders are not stuck behind the slow audit: each was answered
-	// at its commit, so the whole burst took about one audit, not 40.
+	// at its commit, so the whole burst was answered within the first audit
+	// (3 s), not after 40: with every answer in, the audit of each admitted
+	// order is still pending. Had an answer waited for its audit, that
+	// audit would be over (pending below the 201s). The service counts an
+	// audit as pending just after the answer, hence the wait; it can end
+	// only before the first audit does.
 	if codes[http.StatusServiceUnavailable] != 0 {
 		t.Errorf("%d admitted orders timed out behind the audit stage", codes[http.StatusServiceUnavailable])
 	}
+	inst.AwaitMetric("orderlab_audit_pending", nil, float64(codes[http.StatusCreated]))
 }
 
 // The knobs of the pool pitfalls (docs/scenarios: connection-leak, nested-acquire, tx-across-downstream).

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
@@ -43,7 +42,7 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 		}
 		holderDone <- r
 	}()
-	waitFor(t, inst, "orderlab_limiter_permits_in_use", nil, 1) // the holder has its permit
+	inst.AwaitMetric("orderlab_limiter_permits_in_use", nil, 1) // the holder has its permit
 
 	const n = 5
 	var wg sync.WaitGroup
@@ -81,13 +80,13 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 	}
 
 	fams := inst.Metrics()
-	if v := apptest.Value(fams, "orderlab_limiter_rejections_total", map[string]string{"reason": "wait_timeout"}); v != n {
+	if v := fams.Value("orderlab_limiter_rejections_total", map[string]string{"reason": "wait_timeout"}); v != n {
 		t.Errorf("rejections_total = %v, want %d", v, n)
 	}
-	if c := apptest.Count(fams, "orderlab_limiter_wait_seconds", map[string]string{"outcome": "rejected"}); c != n {
+	if c := fams.Count("orderlab_limiter_wait_seconds", map[string]string{"outcome": "rejected"}); c != n {
 		t.Errorf("limiter waits with outcome=rejected = %d, want %d", c, n)
 	}
-	if v := apptest.Value(fams, "orderlab_db_pool_canceled_acquires_total", nil); v != 0 {
+	if v := fams.Value("orderlab_db_pool_canceled_acquires_total", nil); v != 0 {
 		t.Errorf("canceled pool acquires = %v: overload reached the pool", v)
 	}
 	if n := inst.CountRows("SELECT count(*) FROM orders WHERE customer_id = 'rejected'"); n != 0 {
@@ -107,14 +106,14 @@ func TestAdmissionBeforeDecode(t *testing.T) {
 				t.Errorf("holder: %v %d %s", err, r.Status, r.Body)
 			}
 		}()
-		waitFor(t, inst, "orderlab_limiter_permits_in_use", nil, 1)
+		inst.AwaitMetric("orderlab_limiter_permits_in_use", nil, 1)
 		return func() { <-held }
 	})
 	fams := inst.Metrics()
-	if v := apptest.Value(fams, "orderlab_limiter_rejections_total", map[string]string{"reason": "at_limit"}); v != 4 {
+	if v := fams.Value("orderlab_limiter_rejections_total", map[string]string{"reason": "at_limit"}); v != 4 {
 		t.Errorf("rejections_total{reason=at_limit} = %v, want 4", v)
 	}
-	if v := apptest.Value(fams, "orderlab_limiter_permits_in_use", nil); v != 0 {
+	if v := fams.Value("orderlab_limiter_permits_in_use", nil); v != 0 {
 		t.Errorf("permits in use at the end = %v: a permit leaked", v)
 	}
 }
@@ -129,7 +128,7 @@ func TestAdaptiveLimit(t *testing.T) {
 		}
 	}
 	fams := inst.Metrics()
-	if v := apptest.Value(fams, "orderlab_limiter_limit", map[string]string{"mode": "adaptive"}); v < 1 || v > 50 {
+	if v := fams.Value("orderlab_limiter_limit", map[string]string{"mode": "adaptive"}); v < 1 || v > 50 {
 		t.Errorf("orderlab_limiter_limit{mode=adaptive} = %v, want 1..50", v)
 	}
 	if n := inst.CountRows("SELECT count(*) FROM orders WHERE customer_id = 'adaptive'"); n != 5 {
@@ -144,17 +143,6 @@ func TestBadLimitIsAConfigurationError(t *testing.T) {
 	}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), `LIMIT="adaptiv": want an integer from 1 to 100000, or adaptive`) {
 		t.Errorf("Run with LIMIT=adaptiv = %v", err)
-	}
-}
-
-// waitFor polls a metric until it reaches want.
-func waitFor(t *testing.T, inst *apptest.Instance, name string, match map[string]string, want float64) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); apptest.Value(inst.Metrics(), name, match) != want; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never reached %v", name, want)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -38,7 +38,7 @@ func TestPoolWaitRisesUnderConcurrency(t *testing.T) {
 	go func() {
 		defer close(sampled)
 		for range 20 {
-			peakWaiting = max(peakWaiting, apptest.Value(inst.Metrics(), "orderlab_db_pool_acquires_in_progress", nil))
+			peakWaiting = max(peakWaiting, inst.Metrics().Value("orderlab_db_pool_acquires_in_progress", nil))
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
@@ -55,20 +55,20 @@ func TestPoolWaitRisesUnderConcurrency(t *testing.T) {
 	if peakWaiting < 2 {
 		t.Errorf("peak acquires in progress = %v, want several goroutines queued for 2 connections", peakWaiting)
 	}
-	if v := apptest.Value(inst.Metrics(), "orderlab_db_pool_acquires_in_progress", nil); v != 0 {
+	if v := inst.Metrics().Value("orderlab_db_pool_acquires_in_progress", nil); v != 0 {
 		t.Errorf("acquires in progress after the load = %v, want 0", v)
 	}
 
 	after := inst.Metrics()
-	waited := apptest.Value(after, "orderlab_db_pool_acquire_wait_seconds", nil) -
-		apptest.Value(before, "orderlab_db_pool_acquire_wait_seconds", nil)
+	waited := after.Value("orderlab_db_pool_acquire_wait_seconds", nil) -
+		before.Value("orderlab_db_pool_acquire_wait_seconds", nil)
 	// Eight of the ten had to wait for at least one 100ms round: at least
 	// 8 x 100ms of waiting in all (a lower bound, not a timing threshold).
 	if waited < 0.8 {
 		t.Errorf("acquire wait rose by %.3fs, want >= 0.8s", waited)
 	}
-	empty := apptest.Value(after, "orderlab_db_pool_empty_acquires_total", nil) -
-		apptest.Value(before, "orderlab_db_pool_empty_acquires_total", nil)
+	empty := after.Value("orderlab_db_pool_empty_acquires_total", nil) -
+		before.Value("orderlab_db_pool_empty_acquires_total", nil)
 	if empty < 8 {
 		t.Errorf("empty acquires rose by %v, want >= 8", empty)
 	}
@@ -121,13 +121,13 @@ func TestPoolExhaustedGives503(t *testing.T) {
 		t.Fatalf("no request got a pool-exhausted 503; statuses: %v", statuses(results))
 	}
 	fams := inst.Metrics()
-	if c := apptest.Value(fams, "orderlab_db_pool_canceled_acquires_total", nil); c < float64(exhausted) {
+	if c := fams.Value("orderlab_db_pool_canceled_acquires_total", nil); c < float64(exhausted) {
 		t.Errorf("canceled acquires = %v, want >= %d", c, exhausted)
 	}
-	if c := apptest.Count(fams, "orderlab_db_pool_acquire_wait_seconds", map[string]string{"outcome": "canceled"}); c < uint64(exhausted) {
+	if c := fams.Count("orderlab_db_pool_acquire_wait_seconds", map[string]string{"outcome": "canceled"}); c < uint64(exhausted) {
 		t.Errorf("acquire waits with outcome=canceled = %d, want >= %d", c, exhausted)
 	}
-	if c := apptest.Count(fams, "orderlab_http_request_duration_seconds", map[string]string{"route": "/work/db", "code": "503"}); c < uint64(exhausted) {
+	if c := fams.Count("orderlab_http_request_duration_seconds", map[string]string{"route": "/work/db", "code": "503"}); c < uint64(exhausted) {
 		t.Errorf("503s in the request histogram = %d, want >= %d", c, exhausted)
 	}
 }
@@ -153,7 +153,7 @@ func TestTracePoolWaitUnderRequest(t *testing.T) {
 // write: nothing bounds them (docs/scenarios: backpressure-void). Shutdown still waits for them.
 func TestAuditGoroutinePerOrder(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{"AUDIT_DELAY": "2s", "DB_MAX_CONNS": "4"})
-	base := apptest.Value(inst.Metrics(), "go_goroutines", nil)
+	base := inst.Metrics().Value("go_goroutines", nil)
 	const n = 40
 	var wg sync.WaitGroup
 	for i := range n {
@@ -165,10 +165,10 @@ func TestAuditGoroutinePerOrder(t *testing.T) {
 	}
 	wg.Wait()
 	fams := inst.Metrics()
-	if p := apptest.Value(fams, "orderlab_audit_pending", nil); p != n {
+	if p := fams.Value("orderlab_audit_pending", nil); p != n {
 		t.Errorf("audit pending = %v, want %d: one goroutine per order", p, n)
 	}
-	if g := apptest.Value(fams, "go_goroutines", nil); g < base+n {
+	if g := fams.Value("go_goroutines", nil); g < base+n {
 		t.Errorf("goroutines = %v, want at least %v + %d", g, base, n)
 	}
 }
@@ -191,7 +191,7 @@ func TestSyscallWaitPinsThreads(t *testing.T) {
 		var peak float64
 		for range 10 {
 			time.Sleep(50 * time.Millisecond)
-			peak = max(peak, apptest.Value(inst.Metrics(), "go_threads", nil))
+			peak = max(peak, inst.Metrics().Value("go_threads", nil))
 		}
 		wg.Wait()
 		return peak

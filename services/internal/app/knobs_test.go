@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/apptest"
@@ -129,13 +131,13 @@ func TestKnobsPatch(t *testing.T) {
 			t.Errorf("WORK_CPU_ROUNDS = %+v", k)
 		}
 		fams := inst.Metrics()
-		if v := apptest.Value(fams, "orderlab_knob_value", map[string]string{"knob": "WORK_CPU_ROUNDS"}); v != 7 {
+		if v := fams.Value("orderlab_knob_value", map[string]string{"knob": "WORK_CPU_ROUNDS"}); v != 7 {
 			t.Errorf("orderlab_knob_value{knob=WORK_CPU_ROUNDS} = %v", v)
 		}
-		if v := apptest.Value(fams, "orderlab_knob_value", map[string]string{"knob": "REQUEST_TIMEOUT"}); v != 30 {
+		if v := fams.Value("orderlab_knob_value", map[string]string{"knob": "REQUEST_TIMEOUT"}); v != 30 {
 			t.Errorf("orderlab_knob_value{knob=REQUEST_TIMEOUT} = %v, want seconds", v)
 		}
-		if v := apptest.Value(fams, "orderlab_knob_changes_total", map[string]string{"knob": "WORK_CPU_ROUNDS"}); v != 1 {
+		if v := fams.Value("orderlab_knob_changes_total", map[string]string{"knob": "WORK_CPU_ROUNDS"}); v != 1 {
 			t.Errorf("orderlab_knob_changes_total{knob=WORK_CPU_ROUNDS} = %v", v)
 		}
 		log := inst.Log.String()
@@ -201,7 +203,7 @@ func TestKnobsConcurrentPatches(t *testing.T) {
 	if changes != n || rounds(t, inst) != mustAtoi(t, prev) {
 		t.Errorf("%d changes logged, last %s; /work/cpu uses %d", changes, prev, rounds(t, inst))
 	}
-	if v := apptest.Value(inst.Metrics(), "orderlab_knob_changes_total", map[string]string{"knob": "WORK_CPU_ROUNDS"}); v != n {
+	if v := inst.Metrics().Value("orderlab_knob_changes_total", map[string]string{"knob": "WORK_CPU_ROUNDS"}); v != n {
 		t.Errorf("orderlab_knob_changes_total = %v, want %d", v, n)
 	}
 }
@@ -212,12 +214,12 @@ func TestKnobsRefusedDuringShutdown(t *testing.T) {
 	inst := apptest.Start(t, unbounded, map[string]string{"ADMIN_TOKEN": token})
 	held := make(chan apptest.Response, 1)
 	go func() { held <- inst.MustDo(http.MethodGet, "/work/api?delay=2s", "", nil, nil) }()
-	for deadline := time.Now().Add(5 * time.Second); apptest.Value(inst.Metrics(), "orderlab_http_requests_in_flight", nil) < 1; {
-		if time.Now().After(deadline) {
-			t.Fatal("the held request never arrived")
+	poll.Until(t, 5*time.Second, "the held request in flight", func() error {
+		if n := inst.Metrics().Value("orderlab_http_requests_in_flight", nil); n < 1 {
+			return fmt.Errorf("%v in flight", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	stopped := make(chan error, 1)
 	go func() { stopped <- inst.Stop() }()
 	for i := 0; ; i++ {

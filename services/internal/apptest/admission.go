@@ -42,7 +42,7 @@ func AdmissionBeforeDecode(t *testing.T, inst *Instance, fill func() (release fu
 	}
 	fams := inst.Metrics()
 	for _, code := range []string{"400", "413", "415"} {
-		if n := Count(fams, "orderlab_http_request_duration_seconds", map[string]string{"route": "/orders", "code": code}); n != 0 {
+		if n := fams.Count("orderlab_http_request_duration_seconds", map[string]string{"route": "/orders", "code": code}); n != 0 {
 			t.Errorf("%d answers %s on /orders while admission was full: the body was read first", n, code)
 		}
 	}

@@ -1,6 +1,11 @@
 // Package apptest runs a real service (app.Run with its own environment)
 // against a fresh Postgres database on loopback ports, for the services'
-// tests, and holds the behaviour suite that all three must pass.
+// tests (this file), and holds the suites that all three must pass: the
+// API (suite.go, with its bad-input table in badinput.go and the metric
+// families in families.go), the database failing (faults.go, faultload.go:
+// internal/dbfault's catalog), abuse, pitfalls, shutdown and traces. Waits
+// go through internal/poll, metrics through internal/metrictest; wire.go
+// holds the answers' JSON as the suites read it, promtool.go finds promtool.
 package apptest
 
 import (
@@ -8,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
@@ -15,12 +21,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/orderlab/orderlab/internal/ledger"
+	"github.com/orderlab/orderlab/internal/metrictest"
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/services/internal/app"
 )
@@ -190,70 +195,23 @@ var client = &http.Client{
 	Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0},
 }
 
-// Metrics scrapes /metrics in the Prometheus text format and parses it.
-func (i *Instance) Metrics() map[string]*dto.MetricFamily {
+// Metrics scrapes /metrics (metrictest.Scrape).
+func (i *Instance) Metrics() metrictest.Families {
 	i.t.Helper()
-	resp, err := http.Get(i.AdminURL + "/metrics")
-	if err != nil {
-		i.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		i.t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
+	return metrictest.Scrape(i.t, i.AdminURL+"/metrics")
 }
 
-// Value is the sum of the family's samples whose labels include match: the
-// counter or gauge value, or for a histogram its sample sum.
-func Value(fams map[string]*dto.MetricFamily, name string, match map[string]string) float64 {
-	v, _ := Sample(fams, name, match)
-	return v
-}
-
-// Count is the observation count of a histogram family, over the samples
-// whose labels include match.
-func Count(fams map[string]*dto.MetricFamily, name string, match map[string]string) uint64 {
-	_, c := Sample(fams, name, match)
-	return c
-}
-
-// Sample returns a family's summed value (or histogram sum) and histogram count.
-func Sample(fams map[string]*dto.MetricFamily, name string, match map[string]string) (float64, uint64) {
-	f, ok := fams[name]
-	if !ok {
-		return 0, 0
-	}
-	var sum float64
-	var count uint64
-next:
-	for _, m := range f.GetMetric() {
-		for k, v := range match {
-			found := false
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == k && lp.GetValue() == v {
-					found = true
-				}
-			}
-			if !found {
-				continue next
-			}
+// AwaitMetric waits (at most 10 s, internal/poll) until the samples of
+// the family name whose labels include match sum to want: a state the
+// service reaches by itself (a permit held, a request queued).
+func (i *Instance) AwaitMetric(name string, match map[string]string, want float64) {
+	i.t.Helper()
+	poll.Until(i.t, 10*time.Second, fmt.Sprintf("%s%v at %v", name, match, want), func() error {
+		if got := i.Metrics().Value(name, match); got != want {
+			return fmt.Errorf("%s%v = %v", name, match, got)
 		}
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += m.GetHistogram().GetSampleSum()
-			count += m.GetHistogram().GetSampleCount()
-		case m.Untyped != nil:
-			sum += m.GetUntyped().GetValue()
-		}
-	}
-	return sum, count
+		return nil
+	})
 }
 
 // CountRows runs a count query on the service's database.

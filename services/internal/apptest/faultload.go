@@ -2,7 +2,6 @@ package apptest
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/ledger"
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // startLoad sends rate orders a second to path (/orders?...) on inst, three
@@ -34,27 +34,6 @@ func checkAnswers(t *testing.T, as []ledger.Answer, allowed func(ledger.Answer) 
 	if bad > 5 {
 		t.Errorf("... %d answers not allowed in all", bad)
 	}
-	t.Logf("%d answers: %v", len(as), ledger.Tally(as))
-}
-
-// checkStored holds the service to its answers, against the table
-// (ledger.Check): every acknowledged order there under its key, none
-// stored twice, none stored that was answered "not stored".
-func checkStored(t *testing.T, inst *Instance, as []ledger.Answer) {
-	t.Helper()
-	au, err := ledger.Check(context.Background(), inst.DB, as)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range au.Missing {
-		t.Errorf("acknowledged but not in the table: %s (id %d)", a, a.ID)
-	}
-	for _, a := range au.Duplicates {
-		t.Errorf("stored more than once: %s", a)
-	}
-	for _, a := range au.Stored {
-		t.Errorf("answered not stored, but in the table: %s", a)
-	}
 }
 
 // checkRecovered checks that the service is whole again after a fault: no
@@ -66,22 +45,27 @@ func checkRecovered(t *testing.T, inst *Instance, baseline float64, maxConns int
 	if r := inst.MustDo(http.MethodGet, "/readyz", "", nil, nil); r.Status != http.StatusOK {
 		t.Fatalf("/readyz after the fault = %d %s", r.Status, r.Body)
 	}
-	settle(t, "the pool keeps connections the server no longer has", func() (bool, string) {
-		pooled := Value(inst.Metrics(), "orderlab_db_pool_total_connections", nil)
+	poll.Until(t, 20*time.Second, "only live sessions in the pool", func() error {
+		pooled := inst.Metrics().Value("orderlab_db_pool_total_connections", nil)
 		// The sessions of this service on its database: the pool's and
 		// the readiness check's own.
 		live := inst.CountRows(`SELECT count(*) FROM pg_stat_activity
 			WHERE application_name = $1 AND datname = current_database()`, appName)
-		return float64(live) == pooled+1, fmt.Sprintf("%v pooled connections, %d sessions on the server (want pooled + 1)", pooled, live)
+		if float64(live) != pooled+1 {
+			return fmt.Errorf("%v pooled connections, %d sessions on the server (want pooled + 1)", pooled, live)
+		}
+		return nil
 	})
-	errorsBefore := Value(inst.Metrics(), "orderlab_db_errors_total", nil)
+	errorsBefore := inst.Metrics().Value("orderlab_db_errors_total", nil)
 	useEveryConnection(t, inst, maxConns)
-	if after := Value(inst.Metrics(), "orderlab_db_errors_total", nil); after != errorsBefore {
+	if after := inst.Metrics().Value("orderlab_db_errors_total", nil); after != errorsBefore {
 		t.Errorf("database errors rose from %v to %v while every connection was used after the fault", errorsBefore, after)
 	}
-	settle(t, "goroutines not back to their baseline", func() (bool, string) {
-		g := Value(inst.Metrics(), "go_goroutines", nil)
-		return g <= baseline+5, fmt.Sprintf("%v goroutines, baseline %v", g, baseline)
+	poll.Until(t, 20*time.Second, "goroutines back to their baseline", func() error {
+		if g := inst.Metrics().Value("go_goroutines", nil); g > baseline+5 {
+			return fmt.Errorf("%v goroutines, baseline %v", g, baseline)
+		}
+		return nil
 	})
 }
 
@@ -98,18 +82,4 @@ func useEveryConnection(t *testing.T, inst *Instance, n int) {
 		})
 	}
 	wg.Wait()
-}
-
-// settle polls ok for up to 20 s and fails t with what with its last
-// message if it never holds.
-func settle(t *testing.T, what string, ok func() (bool, string)) {
-	t.Helper()
-	var last string
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		var done bool
-		if done, last = ok(); done {
-			return
-		}
-	}
-	t.Errorf("%s: %s", what, last)
 }

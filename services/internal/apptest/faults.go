@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/internal/pgcluster"
@@ -19,127 +20,116 @@ import (
 )
 
 // FaultSuite checks what a service does when its database fails under load
-// (docs/reference/database-failures.md), with real parts: a throwaway Postgres
-// cluster of the suite's own, pg_terminate_backend, pg_ctl stop and start,
-// and toxiproxy between the service and the database. Under every fault:
-// no 500, every acknowledged order in the table, none stored twice, none
-// stored that was answered "not stored", and afterwards the goroutines back
-// to their baseline and every pooled connection alive. env sets the model's
-// knobs so that it does not shed the load (a busy CI machine is slow).
+// (docs/reference/database-failures.md): every fault of make faults' catalog
+// (internal/dbfault), with real parts: a throwaway Postgres cluster of the
+// suite's own, pg_terminate_backend, pg_ctl stop and start, and toxiproxy
+// between the service and the database. Under every fault: no 500, every
+// acknowledged order in the table, none stored twice, none stored that was
+// answered "not stored", and afterwards the goroutines back to their
+// baseline and every pooled connection alive. env sets the model's knobs
+// so that it does not shed the load (a busy CI machine is slow).
 func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 	cluster := pgtest.NewCluster(t)
-	f := &faults{t: t, cluster: cluster, svc: svc, env: env}
+	for _, f := range dbfault.Catalog {
+		t.Run(f.Name, func(t *testing.T) {
+			c, ok := faultCases[f.Name]
+			if !ok {
+				t.Fatalf("no expectations for the fault %s: add them to faultCases", f.Name)
+			}
+			run := startFaultRun(t, cluster, svc, f.Proxy, env, c.env)
+			load := startLoad(run.inst, f.Name, c.path, 100)
+			var during func()
+			if c.during != nil {
+				during = func() { c.during(t, run) }
+			}
+			tl, as, err := dbfault.Run(context.Background(), f, run.target, load, time.Second, 1500*time.Millisecond, during)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAnswers(t, as, c.allowed)
+			run.check(t, as, tl)
+			if c.after != nil {
+				c.after(t, run)
+			}
+		})
+	}
+}
 
+// faultCase is what a service may answer under one fault of the catalog,
+// beyond success, and what else it must do.
+type faultCase struct {
+	path    string            // the load's: /orders?...
+	env     map[string]string // over the suite's
+	allowed func(ledger.Answer) bool
+	during  func(t *testing.T, r *faultRun) // while the fault holds
+	after   func(t *testing.T, r *faultRun)
+}
+
+// unavailable: the 503s of a database that refused or broke the
+// connection, stored or not as their type says.
+func unavailable(a ledger.Answer) bool {
+	return a.Status == http.StatusServiceUnavailable && (a.Type == "database-unavailable" || a.Type == "outcome-unknown")
+}
+
+var faultCases = map[string]faultCase{
 	// Every backend killed at once under 100 orders/s: a call whose
 	// connection breaks is retried on a new one, so no keyed order fails.
-	t.Run("KillBackends", func(t *testing.T) {
-		run := f.start(t, false, nil)
-		load := startLoad(run.inst, "kill", "/orders?db_delay=5ms", 100)
-		time.Sleep(time.Second)
-		if n := run.killBackends(); n == 0 {
-			t.Error("no backend to kill: the fault did not happen")
-		}
-		time.Sleep(2 * time.Second)
-		as := load.Finish()
-		checkAnswers(t, as, func(a ledger.Answer) bool {
+	dbfault.KillBackends.Name: {
+		path: "/orders?db_delay=5ms",
+		allowed: func(a ledger.Answer) bool {
 			return a.Key == "" && a.Status == http.StatusServiceUnavailable && a.Type == "outcome-unknown"
-		})
-		run.check(t, as)
-		if r := Value(run.inst.Metrics(), "orderlab_db_retries_total", nil); r == 0 {
-			t.Error("orderlab_db_retries_total = 0 after a kill under load: no call met a dead connection")
-		}
-	})
-
-	// 25 ms each way: slower, never failed.
-	t.Run("Latency", func(t *testing.T) {
-		run := f.start(t, true, nil)
-		if err := run.proxy.Latency(25 * time.Millisecond); err != nil {
-			t.Fatal(err)
-		}
-		load := startLoad(run.inst, "latency", "/orders", 50)
-		time.Sleep(2 * time.Second)
-		as := load.Finish()
-		run.proxy.Clear()
-		checkAnswers(t, as, func(ledger.Answer) bool { return false })
-		run.check(t, as)
-	})
-
+		},
+		after: func(t *testing.T, r *faultRun) {
+			if n := r.inst.Metrics().Value("orderlab_db_retries_total", nil); n == 0 {
+				t.Error("orderlab_db_retries_total = 0 after a kill under load: no call met a dead connection")
+			}
+		},
+	},
+	// Stopped and started at once: what is cut is answered 503 of a known type.
+	dbfault.Restart.Name: {path: "/orders?db_delay=5ms", env: map[string]string{"REQUEST_TIMEOUT": "20s"}, allowed: unavailable},
+	// Postgres down: orders and /readyz answer 503 database-unavailable
+	// with a Retry-After at once, not at their deadline; then it all works
+	// again.
+	dbfault.Outage3s.Name: {
+		path: "/orders?db_delay=5ms", env: map[string]string{"REQUEST_TIMEOUT": "20s"}, allowed: unavailable,
+		during: func(t *testing.T, r *faultRun) {
+			for _, resp := range []Response{
+				r.inst.MustDo(http.MethodGet, "/readyz", "", nil, nil),
+				r.inst.MustDo(http.MethodPost, "/orders", "application/json", []byte(OrderBody("while-down", 1)), nil),
+			} {
+				var p problem
+				resp.JSON(t, &p)
+				if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); resp.Status != http.StatusServiceUnavailable ||
+					p.Type != problemBase+"database-unavailable" || err != nil || ra < 1 {
+					t.Errorf("with Postgres down: %d %s, Retry-After %q; want 503 database-unavailable with Retry-After",
+						resp.Status, resp.Body, resp.Header.Get("Retry-After"))
+				}
+			}
+		},
+		after: func(t *testing.T, r *faultRun) {
+			if n := r.inst.Metrics().Value("orderlab_db_errors_total", map[string]string{"class": "unavailable"}); n == 0 {
+				t.Error("no unavailable error counted while Postgres was down")
+			}
+		},
+	},
 	// Silence without a reset: requests end at their deadline (1 s here),
 	// the service recovers when the network does.
-	t.Run("Blackhole", func(t *testing.T) {
-		run := f.start(t, true, map[string]string{"REQUEST_TIMEOUT": "1s"})
-		load := startLoad(run.inst, "blackhole", "/orders", 100)
-		time.Sleep(500 * time.Millisecond)
-		if err := run.proxy.Blackhole(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(1500 * time.Millisecond)
-		run.proxy.Clear()
-		time.Sleep(1500 * time.Millisecond)
-		as := load.Finish()
-		checkAnswers(t, as, func(a ledger.Answer) bool {
+	dbfault.Blackhole.Name: {
+		path: "/orders", env: map[string]string{"REQUEST_TIMEOUT": "1s"},
+		allowed: func(a ledger.Answer) bool {
 			return a.Status == http.StatusTooManyRequests || a.Status == http.StatusServiceUnavailable && a.Type != ""
-		})
-		run.check(t, as)
-	})
-
-	// Every connection reset as soon as it carries data.
-	t.Run("ResetPeer", func(t *testing.T) {
-		run := f.start(t, true, nil)
-		load := startLoad(run.inst, "reset", "/orders", 100)
-		time.Sleep(500 * time.Millisecond)
-		if err := run.proxy.ResetPeer(); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(time.Second)
-		run.proxy.Clear()
-		time.Sleep(time.Second)
-		as := load.Finish()
-		checkAnswers(t, as, func(a ledger.Answer) bool {
-			return a.Status == http.StatusServiceUnavailable && (a.Type == "database-unavailable" || a.Type == "outcome-unknown")
-		})
-		run.check(t, as)
-	})
-
-	// Postgres stopped (fast) under load and started a second later: while
-	// it is down, orders and /readyz answer 503 database-unavailable with a
-	// Retry-After at once, not at their deadline; then it all works again.
-	// Last: it stops the suite's cluster.
-	t.Run("Restart", func(t *testing.T) {
-		run := f.start(t, false, map[string]string{"REQUEST_TIMEOUT": "20s"})
-		load := startLoad(run.inst, "restart", "/orders?db_delay=5ms", 100)
-		time.Sleep(time.Second)
-		ctx := context.Background()
-		if err := cluster.Stop(ctx); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range []Response{
-			run.inst.MustDo(http.MethodGet, "/readyz", "", nil, nil),
-			run.inst.MustDo(http.MethodPost, "/orders", "application/json", []byte(OrderBody("while-down", 1)), nil),
-		} {
-			var p problem
-			r.JSON(t, &p)
-			if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); r.Status != http.StatusServiceUnavailable ||
-				p.Type != problemBase+"database-unavailable" || err != nil || ra < 1 {
-				t.Errorf("with Postgres down: %d %s, Retry-After %q; want 503 database-unavailable with Retry-After",
-					r.Status, r.Body, r.Header.Get("Retry-After"))
-			}
-		}
-		time.Sleep(time.Second)
-		if err := cluster.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		run.inst.waitReady()
-		time.Sleep(time.Second)
-		as := load.Finish()
-		checkAnswers(t, as, func(a ledger.Answer) bool {
-			return a.Status == http.StatusServiceUnavailable && (a.Type == "database-unavailable" || a.Type == "outcome-unknown")
-		})
-		run.check(t, as)
-		if n := Value(run.inst.Metrics(), "orderlab_db_errors_total", map[string]string{"class": "unavailable"}); n == 0 {
-			t.Error("no unavailable error counted while Postgres was down")
-		}
-	})
+		},
+	},
+	// 25 ms each way: slower, never failed.
+	dbfault.Latency50ms.Name: {path: "/orders", allowed: func(ledger.Answer) bool { return false }},
+	// Every connection reset as soon as it carries data: 503s of a known
+	// type, and, as under the blackhole, a semaphore that sheds (429, not
+	// stored: the table checks it) while its permits are held by calls
+	// retried on reset connections, which on a loaded machine can pass its
+	// LIMIT_WAIT.
+	dbfault.ResetPeer.Name: {path: "/orders", allowed: func(a ledger.Answer) bool {
+		return a.Status == http.StatusTooManyRequests || unavailable(a)
+	}},
 }
 
 // ProxyLeaks is the goleak option for the suite's proxy: it ignores the
@@ -147,36 +137,29 @@ func FaultSuite(t *testing.T, svc app.Service, env map[string]string) {
 // nothing else.
 var ProxyLeaks = goleak.IgnoreTopFunction(faultproxy.LeakyPipe)
 
-const problemBase = "https://github.com/orderlab/orderlab/blob/main/docs/reference/api.md#problem-"
-
-type faults struct {
-	t       *testing.T
-	cluster *pgcluster.Cluster
-	svc     app.Service
-	env     map[string]string
-}
+const problemBase = "https://github.com/orderlab/orderlab/blob/main/README.md#problem-"
 
 // faultRun is one service on a database of its own on the suite's cluster,
-// reached through proxy when it is not nil.
+// reached through the target's proxy when the fault needs one.
 type faultRun struct {
 	inst     *Instance
-	proxy    *faultproxy.Proxy
-	appName  string
+	target   dbfault.Target
 	maxConns int
 	baseline float64 // goroutines before the load
 }
 
-// start starts the service, through a proxy when viaProxy, with env over
-// the suite's, and fills its pool: every connection open, as after the
-// fault (checkRecovered), so that the goroutine baselines compare (the
-// proxy runs in this process, with goroutines per connection).
-func (f *faults) start(t *testing.T, viaProxy bool, env map[string]string) *faultRun {
+// startFaultRun starts the service, through a proxy when viaProxy, with
+// env and then caseEnv over the defaults, and fills its pool: every
+// connection open, as after the fault (checkRecovered), so that the
+// goroutine baselines compare (the proxy runs in this process, with
+// goroutines per connection).
+func startFaultRun(t *testing.T, cluster *pgcluster.Cluster, svc app.Service, viaProxy bool, env, caseEnv map[string]string) *faultRun {
 	t.Helper()
-	dbURL := pgtest.NewOn(t, f.cluster.URL)
+	dbURL := pgtest.NewOn(t, cluster.URL)
 	vars := map[string]string{"DB_MAX_CONNS": "8"}
-	maps.Copy(vars, f.env)
 	maps.Copy(vars, env)
-	run := &faultRun{appName: "orderlab-" + f.svc.Model}
+	maps.Copy(vars, caseEnv)
+	run := &faultRun{target: dbfault.Target{Cluster: cluster, DBURL: dbURL, AppName: "orderlab-" + svc.Model}}
 	run.maxConns, _ = strconv.Atoi(vars["DB_MAX_CONNS"])
 	if viaProxy {
 		u, err := url.Parse(dbURL)
@@ -190,27 +173,35 @@ func (f *faults) start(t *testing.T, viaProxy bool, env map[string]string) *faul
 		t.Cleanup(p.Close)
 		u.Host = p.Addr
 		vars["DATABASE_URL"] = u.String()
-		run.proxy = p
+		run.target.Proxy = p
 	}
-	run.inst = StartOn(t, dbURL, f.svc, vars)
+	run.inst = StartOn(t, dbURL, svc, vars)
 	useEveryConnection(t, run.inst, run.maxConns)
-	run.baseline = Value(run.inst.Metrics(), "go_goroutines", nil)
+	run.baseline = run.inst.Metrics().Value("go_goroutines", nil)
 	return run
 }
 
-// killBackends ends every session of the service on its database, from a
-// connection of the test's, and returns how many it ended.
-func (r *faultRun) killBackends() int {
-	return r.inst.CountRows(`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-		WHERE application_name = $1 AND datname = current_database()`, r.appName)
-}
-
-// check holds the service to its answers and checks that it recovered.
-func (r *faultRun) check(t *testing.T, as []ledger.Answer) {
+// check holds the service to its answers (dbfault.Summarize) and checks
+// that it recovered.
+func (r *faultRun) check(t *testing.T, as []ledger.Answer, tl dbfault.Timeline) {
 	t.Helper()
 	if len(as) == 0 {
 		t.Fatal("no answer: the load did not run")
 	}
-	checkStored(t, r.inst, as)
-	checkRecovered(t, r.inst, r.baseline, r.maxConns, r.appName)
+	s, found, err := dbfault.Summarize(context.Background(), r.inst.DB, as, tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range found.Missing {
+		t.Errorf("acknowledged but not in the table: %s (id %d)", a, a.ID)
+	}
+	for _, a := range found.Duplicates {
+		t.Errorf("stored more than once: %s", a)
+	}
+	for _, a := range found.Stored {
+		t.Errorf("answered not stored, but in the table: %s", a)
+	}
+	t.Logf("%d answers: %s; full success again: %s", s.Sent, s.Answers, s.RecoveryText())
+	r.inst.waitReady()
+	checkRecovered(t, r.inst, r.baseline, r.maxConns, r.target.AppName)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/ledger"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/app"
 )
 
@@ -43,7 +44,7 @@ func LiveKnobsUnderLoad(t *testing.T, svc app.Service, env map[string]string, ch
 	// Every connection open first, as after the run (checkRecovered), so
 	// that the goroutine baselines compare.
 	useEveryConnection(t, inst, 20)
-	baseline := Value(inst.Metrics(), "go_goroutines", nil)
+	baseline := inst.Metrics().Value("go_goroutines", nil)
 	const gap = 2 * time.Second
 
 	start := time.Now()
@@ -57,9 +58,11 @@ func LiveKnobsUnderLoad(t *testing.T, svc app.Service, env map[string]string, ch
 		}
 		// The bound follows: at once for a limit or a pool, once the
 		// extra workers have committed their batches for WORKERS.
-		settle(t, "a bound does not follow its knob", func() (bool, string) {
-			got := Value(inst.Metrics(), c.Metric, c.Match)
-			return got == c.Want, fmt.Sprintf("after %v: %s = %v, want %v", c.Knobs, c.Metric, got, c.Want)
+		poll.Until(t, 10*time.Second, fmt.Sprintf("%s to follow %v", c.Metric, c.Knobs), func() error {
+			if got := inst.Metrics().Value(c.Metric, c.Match); got != c.Want {
+				return fmt.Errorf("%s = %v, want %v", c.Metric, got, c.Want)
+			}
+			return nil
 		})
 	}
 	time.Sleep(gap)
@@ -85,7 +88,7 @@ func LiveKnobsUnderLoad(t *testing.T, svc app.Service, env map[string]string, ch
 			}
 		}
 	}
-	t.Logf("answers: %v", ledger.Tally(as))
+	t.Logf("answers: %v", ledger.Count(as))
 	au, err := ledger.Check(context.Background(), inst.DB, as)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +97,7 @@ func LiveKnobsUnderLoad(t *testing.T, svc app.Service, env map[string]string, ch
 		t.Errorf("the table does not back the answers: %d acknowledged missing, %d stored twice, %d stored though answered not stored",
 			len(au.Missing), len(au.Duplicates), len(au.Stored))
 	}
-	if v := Value(inst.Metrics(), "orderlab_knob_changes_total", nil); int(v) < len(changes) {
+	if v := inst.Metrics().Value("orderlab_knob_changes_total", nil); int(v) < len(changes) {
 		t.Errorf("orderlab_knob_changes_total = %v after %d changes", v, len(changes))
 	}
 	checkRecovered(t, inst, baseline, 20, "orderlab-"+svc.Model)

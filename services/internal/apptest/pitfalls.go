@@ -1,6 +1,7 @@
 package apptest
 
 import (
+	"fmt"
 	"maps"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/app"
 )
 
@@ -45,16 +47,16 @@ func connectionLeak(t *testing.T, inst *Instance) {
 		}
 	}
 	fams := inst.Metrics()
-	if v := Value(fams, "orderlab_db_pool_acquired_connections", nil); v != 2 {
+	if v := fams.Value("orderlab_db_pool_acquired_connections", nil); v != 2 {
 		t.Errorf("acquired connections after 4 requests with LEAK_EVERY=2 = %v, want 2 (the pool's max)", v)
 	}
-	first := Value(fams, "orderlab_db_pool_longest_hold_seconds", nil)
+	first := fams.Value("orderlab_db_pool_longest_hold_seconds", nil)
 	start := time.Now()
 	r := inst.MustDo("GET", "/work/db?delay=1ms", "", nil, nil)
 	if r.Status != http.StatusServiceUnavailable || time.Since(start) < 450*time.Millisecond {
 		t.Errorf("request on a leaked-dry pool = %d after %s, want 503 at its 500ms deadline: %s", r.Status, time.Since(start), r.Body)
 	}
-	if later := Value(inst.Metrics(), "orderlab_db_pool_longest_hold_seconds", nil); later < first+0.4 {
+	if later := inst.Metrics().Value("orderlab_db_pool_longest_hold_seconds", nil); later < first+0.4 {
 		t.Errorf("longest hold went from %.3fs to %.3fs over %s: want it to grow with the wall clock", first, later, time.Since(start))
 	}
 }
@@ -66,7 +68,7 @@ func nestedAcquire(t *testing.T, inst *Instance) {
 	if r := inst.MustDo("GET", "/work/db?delay=1ms&conns=5", "", nil, nil); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), `"conns"`) {
 		t.Errorf("conns=5 = %d %s, want 400 naming conns", r.Status, r.Body)
 	}
-	before := Value(inst.Metrics(), "orderlab_db_pool_acquires_total", nil)
+	before := inst.Metrics().Value("orderlab_db_pool_acquires_total", nil)
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
@@ -78,22 +80,34 @@ func nestedAcquire(t *testing.T, inst *Instance) {
 		})
 	}
 	wg.Wait()
-	if got := Value(inst.Metrics(), "orderlab_db_pool_acquires_total", nil) - before; got != 12 {
+	if got := inst.Metrics().Value("orderlab_db_pool_acquires_total", nil) - before; got != 12 {
 		t.Errorf("six requests with conns=2 made %v acquires, want 12", got)
 	}
 
 	done := make(chan Response, 1)
 	go func() { done <- inst.MustDo("GET", "/work/db?delay=1ms&conns=4", "", nil, nil) }()
-	for deadline := time.Now().Add(900 * time.Millisecond); ; time.Sleep(20 * time.Millisecond) {
+	// Three held, the fourth awaited: by itself, and only while conns=4
+	// runs (until its deadline), so the wait ends when its answer comes.
+	var r Response
+	answered := false
+	poll.Until(t, 10*time.Second, "conns=4 on a pool of 3 holding 3 connections and awaiting a fourth", func() error {
 		fams := inst.Metrics()
-		if Value(fams, "orderlab_db_pool_acquired_connections", nil) == 3 && Value(fams, "orderlab_db_pool_acquires_in_progress", nil) == 1 {
-			break // three held, the fourth awaited: by itself
+		held, waiting := fams.Value("orderlab_db_pool_acquired_connections", nil), fams.Value("orderlab_db_pool_acquires_in_progress", nil)
+		if held == 3 && waiting == 1 {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("conns=4 on a pool of 3: never saw 3 connections held and one acquire waiting")
+		select {
+		case r = <-done:
+			answered = true
+			t.Fatalf("conns=4 answered %d before 3 connections were seen held and one acquire waiting (last seen: %v held, %v waiting)", r.Status, held, waiting)
+		default:
 		}
+		return fmt.Errorf("%v held, %v waiting", held, waiting)
+	})
+	if !answered {
+		r = <-done
 	}
-	if r := <-done; r.Status != http.StatusServiceUnavailable {
+	if r.Status != http.StatusServiceUnavailable {
 		t.Errorf("conns=4 on a pool of 3 = %d %s, want 503 at the deadline", r.Status, r.Body)
 	}
 	if r := inst.MustDo("GET", "/work/db?delay=1ms&conns=3", "", nil, nil); r.Status != http.StatusOK {
@@ -105,14 +119,14 @@ func nestedAcquire(t *testing.T, inst *Instance) {
 // downstream call too, api_call=before does not; both answers take it.
 func txAcrossDownstream(t *testing.T, inst *Instance) {
 	hold := func(where string) (held, took time.Duration) {
-		before := Value(inst.Metrics(), "orderlab_db_pool_connection_hold_seconds", nil)
+		before := inst.Metrics().Value("orderlab_db_pool_connection_hold_seconds", nil)
 		start := time.Now()
 		r, err := inst.PostOrder("/orders?api_delay=200ms&api_call="+where, OrderBody("downstream-"+where, 1), "")
 		took = time.Since(start)
 		if err != nil || r.Status != http.StatusCreated {
 			t.Fatalf("api_call=%s: %v %d %s", where, err, r.Status, r.Body)
 		}
-		after := Value(inst.Metrics(), "orderlab_db_pool_connection_hold_seconds", nil)
+		after := inst.Metrics().Value("orderlab_db_pool_connection_hold_seconds", nil)
 		return time.Duration((after - before) * float64(time.Second)), took
 	}
 	inside, insideTook := hold("inside")

@@ -1,12 +1,14 @@
 package apptest
 
 import (
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/app"
 )
 
@@ -53,10 +55,12 @@ func shutdownKeepsAcknowledged(t *testing.T, svc app.Service, env map[string]str
 		})
 	}
 	// Let the load build up, then stop the service under it.
-	deadline := time.Now().Add(10 * time.Second)
-	for started.Load() < 3*clients && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, 30*time.Second, "three orders a client under way", func() error {
+		if n := started.Load(); n < 3*clients {
+			return fmt.Errorf("%d orders started by %d clients", n, clients)
+		}
+		return nil
+	})
 	if err := inst.Stop(); err != nil {
 		t.Fatalf("service did not stop cleanly under load: %v\nlog:\n%s", err, inst.Log)
 	}

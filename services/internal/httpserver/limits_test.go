@@ -78,10 +78,13 @@ func TestLimits(t *testing.T) {
 				if resp, _ := c.do(t, "GET", "/"); resp.StatusCode != 200 {
 					t.Fatalf("GET = %d", resp.StatusCode)
 				}
-				// Sent when most of the idle timeout has passed; the
-				// handler then runs past it and past ReadTimeout.
-				time.Sleep(idleLimits.IdleTimeout * 2 / 3)
-				if resp, body := c.do(t, "GET", "/?sleep=500ms"); resp.StatusCode != 200 || body != `got ""` {
+				// Sent at once on the kept-alive connection, whose idle
+				// timer started with the first answer: the handler runs
+				// past that idle deadline and past its own ReadTimeout.
+				// A server that let either close the connection under a
+				// handler fails this however fast or slow the machine.
+				sleep := idleLimits.IdleTimeout + idleLimits.ReadTimeout
+				if resp, body := c.do(t, "GET", "/?sleep="+sleep.String()); resp.StatusCode != 200 || body != `got ""` {
 					t.Fatalf("slow GET = %d %q", resp.StatusCode, body)
 				}
 			})
@@ -134,7 +137,7 @@ func TestNBIORequestDeadlineCountsThePoolWait(t *testing.T) {
 	<-b.entered
 	answer := make(chan string, 1)
 	go func() { _, body, _ := second.try("GET", "/second"); answer <- body }()
-	eventually(t, "the second request queued", func() bool { return ts.gauge(t, "orderlab_http_handler_pool_queued", "") == 1 })
+	ts.await(t, "the second request queued", map[string]float64{"orderlab_http_handler_pool_queued": 1})
 	time.Sleep(2 * lim.RequestTimeout) // its deadline passes while it waits
 	close(b.release)
 	if body := <-answer; body != "context deadline exceeded" {

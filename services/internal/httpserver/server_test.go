@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/metrictest"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/internal/proc"
 )
 
@@ -62,41 +64,31 @@ func start(t *testing.T, kind Kind, lim Limits, pool int, h http.Handler) *testS
 	return ts
 }
 
-// gauge reads a gauge of the server's registry; label, when set, is
-// "name=value".
-func (ts *testServer) gauge(t *testing.T, name, label string) float64 {
+// metrics reads the server's registry.
+func (ts *testServer) metrics(t *testing.T) metrictest.Families {
 	t.Helper()
-	fams, err := ts.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			match := label == ""
-			for _, l := range m.GetLabel() {
-				match = match || l.GetName()+"="+l.GetValue() == label
-			}
-			if match {
-				return m.GetGauge().GetValue()
-			}
-		}
-	}
-	t.Fatalf("no gauge %s{%s}", name, label)
-	return 0
+	return metrictest.Gather(t, ts.reg)
 }
 
-// eventually waits (at most 10 s) until cond holds: for a state the server
-// reaches on its own goroutines, not a bound on how fast.
-func eventually(t *testing.T, what string, cond func() bool) {
+// await waits (at most 10 s) until the server's gauges have the values of
+// want (by "name" or "name{label=value}"): a state the server reaches on
+// its own goroutines, not a bound on how fast.
+func (ts *testServer) await(t *testing.T, what string, want map[string]float64) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s: %s", what)
+	poll.Until(t, 10*time.Second, what, func() error {
+		m := ts.metrics(t)
+		for series, v := range want {
+			name, label, _ := strings.Cut(strings.TrimSuffix(series, "}"), "{")
+			var match map[string]string
+			if k, val, ok := strings.Cut(label, "="); ok {
+				match = map[string]string{k: val}
+			}
+			if got := m.Value(name, match); got != v {
+				return fmt.Errorf("%s = %v, want %v", series, got, v)
+			}
 		}
-	}
+		return nil
+	})
 }
 
 // client is one raw keep-alive connection.
@@ -161,14 +153,11 @@ func TestServesKeepAliveAndCountsConnections(t *testing.T) {
 					t.Fatalf("GET %s = %d %q", p, resp.StatusCode, body)
 				}
 			}
-			eventually(t, "one idle connection", func() bool {
-				return ts.gauge(t, "orderlab_http_connections", "state=idle") == 1 &&
-					ts.gauge(t, "orderlab_http_connections", "state=active") == 0
+			ts.await(t, "one idle connection", map[string]float64{
+				"orderlab_http_connections{state=idle}": 1, "orderlab_http_connections{state=active}": 0,
 			})
 			c.Close()
-			eventually(t, "no connection", func() bool {
-				return ts.gauge(t, "orderlab_http_connections", "state=idle") == 0
-			})
+			ts.await(t, "no connection", map[string]float64{"orderlab_http_connections{state=idle}": 0})
 		})
 	}
 }
@@ -202,15 +191,12 @@ func TestActiveConnectionsAndHandlerPool(t *testing.T) {
 					<-b.entered
 				}
 			}
-			eventually(t, "two active connections", func() bool {
-				return ts.gauge(t, "orderlab_http_connections", "state=active") == 2
-			})
+			ts.await(t, "two active connections", map[string]float64{"orderlab_http_connections{state=active}": 2})
 			if kind == NBIO {
-				eventually(t, "one busy handler, one request queued", func() bool {
-					return ts.gauge(t, "orderlab_http_handler_pool_busy", "") == 1 &&
-						ts.gauge(t, "orderlab_http_handler_pool_queued", "") == 1
+				ts.await(t, "one busy handler, one request queued", map[string]float64{
+					"orderlab_http_handler_pool_busy": 1, "orderlab_http_handler_pool_queued": 1,
 				})
-				if v := ts.gauge(t, "orderlab_http_handler_pool_size", ""); v != 1 {
+				if v := ts.metrics(t).Value("orderlab_http_handler_pool_size", nil); v != 1 {
 					t.Errorf("pool size = %v, want 1", v)
 				}
 			}
@@ -254,12 +240,13 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 			if !idle.closedByServer() {
 				t.Fatal("the idle connection stayed open during the drain")
 			}
-			eventually(t, "new connections refused", func() bool {
+			poll.Until(t, 10*time.Second, "new connections refused", func() error {
 				c, err := net.Dial("tcp", ts.Addr().String())
-				if err == nil {
-					c.Close()
+				if err != nil {
+					return nil
 				}
-				return err != nil
+				c.Close()
+				return errors.New("a new connection was accepted")
 			})
 			select {
 			case err := <-shut:
@@ -308,10 +295,10 @@ func TestNBIODefaultPoolFollowsOpenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := max(1024*runtime.GOMAXPROCS(0), min(files, maxDefaultHandlerPool))
-	if v := start(t, NBIO, testLimits, 0, http.HandlerFunc(hello)).gauge(t, "orderlab_http_handler_pool_size", ""); v != float64(want) {
+	if v := start(t, NBIO, testLimits, 0, http.HandlerFunc(hello)).metrics(t).Value("orderlab_http_handler_pool_size", nil); v != float64(want) {
 		t.Errorf("default pool size = %v, want %d (open files %d)", v, want, files)
 	}
-	if v := start(t, NBIO, testLimits, 7, http.HandlerFunc(hello)).gauge(t, "orderlab_http_handler_pool_size", ""); v != 7 {
+	if v := start(t, NBIO, testLimits, 7, http.HandlerFunc(hello)).metrics(t).Value("orderlab_http_handler_pool_size", nil); v != 7 {
 		t.Errorf("pool size with HandlerPool 7 = %v", v)
 	}
 }

@@ -3,6 +3,7 @@ package limiter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
@@ -77,11 +79,12 @@ func TestWaiterGetsReleasedPermit(t *testing.T) {
 		}
 		got <- err
 	}()
-	for deadline := time.Now().Add(5 * time.Second); l.waiters.Load() != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the second Acquire did not wait within 5s")
+	poll.Until(t, 5*time.Second, "the second Acquire waiting for the permit", func() error {
+		if n := l.waiters.Load(); n != 1 {
+			return fmt.Errorf("%d waiters", n)
 		}
-	}
+		return nil
+	})
 	r1.Release()
 	if err := <-got; err != nil {
 		t.Fatalf("waiter = %v, want the released permit", err)

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/dberr"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
@@ -217,10 +218,12 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 	for range 4 {
 		go func() { _ = hold(context.Background(), p, 0) }()
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for p.intake.len() < 1 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, "the four holders through to the intake", func() error {
+		if n := p.intake.len(); n < 1 {
+			return fmt.Errorf("%d in the intake", n)
+		}
+		return nil
+	})
 	start := time.Now()
 	err := hold(context.Background(), p, 0)
 	var rej *overload.RejectedError
