@@ -137,7 +137,7 @@ var faultCases = map[string]faultCase{
 // nothing else.
 var ProxyLeaks = goleak.IgnoreTopFunction(faultproxy.LeakyPipe)
 
-const problemBase = "https://github.com/orderlab/orderlab/blob/main/README.md#problem-"
+const problemBase = "https://github.com/orderlab/orderlab/blob/main/docs/reference/api.md#problem-" // api.problemBase
 
 // faultRun is one service on a database of its own on the suite's cluster,
 // reached through the target's proxy when the fault needs one.

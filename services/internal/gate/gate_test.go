@@ -2,10 +2,14 @@ package gate
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -40,11 +44,12 @@ func TestResize(t *testing.T) {
 			}
 			order <- i
 		}()
-		for deadline := time.Now().Add(5 * time.Second); g.Waiting() != i+1; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("waiter %d not queued within 5s", i)
+		poll.Until(t, 5*time.Second, fmt.Sprintf("waiter %d queued", i), func() error {
+			if g.Waiting() != i+1 {
+				return fmt.Errorf("waiter %d not queued within 5s", i)
 			}
-		}
+			return nil
+		})
 	}
 	g.Resize(3)
 	// The first two in line are served (in either order of their sends).
@@ -79,11 +84,12 @@ func TestAcquireCanceled(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- g.Acquire(context.Background()) }()
-	for deadline := time.Now().Add(5 * time.Second); g.Waiting() != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the second waiter not queued within 5s")
+	poll.Until(t, 5*time.Second, "the second waiter queued", func() error {
+		if g.Waiting() != 1 {
+			return errors.New("the second waiter not queued")
 		}
-	}
+		return nil
+	})
 	g.Release()
 	if err := <-got; err != nil {
 		t.Fatal(err)

@@ -295,10 +295,16 @@ func TestNBIODefaultPoolFollowsOpenFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := max(1024*runtime.GOMAXPROCS(0), min(files, maxDefaultHandlerPool))
-	if v := start(t, NBIO, testLimits, 0, http.HandlerFunc(hello)).metrics(t).Value("orderlab_http_handler_pool_size", nil); v != float64(want) {
-		t.Errorf("default pool size = %v, want %d (open files %d)", v, want, files)
-	}
-	if v := start(t, NBIO, testLimits, 7, http.HandlerFunc(hello)).metrics(t).Value("orderlab_http_handler_pool_size", nil); v != 7 {
-		t.Errorf("pool size with HandlerPool 7 = %v", v)
+	for _, c := range []struct{ pool, want int }{{0, want}, {7, 7}} {
+		ts := start(t, NBIO, testLimits, c.pool, http.HandlerFunc(hello))
+		// One answer first: the engine's pollers are then running, so that
+		// the shutdown at the end stops a started engine (under -race, an
+		// nbio engine stopped right after its start was seen to hang).
+		if resp, _ := dial(t, ts).do(t, http.MethodGet, "/"); resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET / = %d", resp.StatusCode)
+		}
+		if v := ts.metrics(t).Value("orderlab_http_handler_pool_size", nil); v != float64(c.want) {
+			t.Errorf("HandlerPool %d: pool size = %v, want %d (open files %d)", c.pool, v, c.want, files)
+		}
 	}
 }

@@ -175,12 +175,12 @@ func TestAdaptiveQueueIsBounded(t *testing.T) {
 			left <- err
 		}()
 		// Wait until this attempt has queued or been refused.
-		for deadline := time.Now().Add(5 * time.Second); a.lim.Queued()+int(rejections(l, ReasonQueueFull)) < i+1; {
-			if time.Now().After(deadline) {
-				t.Fatalf("attempt %d neither queued nor refused", i+1)
+		poll.Until(t, 5*time.Second, fmt.Sprintf("attempt %d queued or refused", i+1), func() error {
+			if n := a.lim.Queued() + int(rejections(l, ReasonQueueFull)); n < i+1 {
+				return fmt.Errorf("%d queued or refused", n)
 			}
-			time.Sleep(time.Millisecond)
-		}
+			return nil
+		})
 	}
 	if q := a.lim.Queued(); q > 6 || q < 4 {
 		t.Errorf("%d queued, want 4 (2 x limit) to 6 (3 x limit)", q)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
@@ -79,11 +80,12 @@ func TestSetLimitFixedResize(t *testing.T) {
 		}
 		got <- err
 	}()
-	for deadline := time.Now().Add(5 * time.Second); l.waiters.Load() != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiter did not queue within 5s")
+	poll.Until(t, 5*time.Second, "the waiter queued", func() error {
+		if l.waiters.Load() != 1 {
+			return errors.New("the waiter did not queue")
 		}
-	}
+		return nil
+	})
 	if err := l.SetLimit(2, false); err != nil {
 		t.Fatal(err)
 	}

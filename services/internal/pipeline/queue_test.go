@@ -1,10 +1,13 @@
 package pipeline
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // A crew shrinks while its queue has a backlog, grows again, and every
@@ -34,11 +37,12 @@ func TestCrewResizesOverABacklog(t *testing.T) {
 		q.push(i)
 	}
 	c.resize(1, work)
-	for deadline := time.Now().Add(10 * time.Second); c.running.Load() != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d workers 10s after a shrink to 1", c.running.Load())
+	poll.Until(t, 10*time.Second, "one worker left after a shrink to 1", func() error {
+		if c.running.Load() != 1 {
+			return fmt.Errorf("%d workers after a shrink to 1", c.running.Load())
 		}
-	}
+		return nil
+	})
 	if q.len() == 0 {
 		t.Log("the backlog drained before the shrink took effect")
 	}
@@ -46,11 +50,12 @@ func TestCrewResizesOverABacklog(t *testing.T) {
 	if c.running.Load() != 3 {
 		t.Errorf("%d workers after a grow to 3", c.running.Load())
 	}
-	for deadline := time.Now().Add(10 * time.Second); taken.Load() != items; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d items taken after 10s", taken.Load(), items)
+	poll.Until(t, 10*time.Second, "every item taken", func() error {
+		if taken.Load() != items {
+			return fmt.Errorf("%d of %d items taken", taken.Load(), items)
 		}
-	}
+		return nil
+	})
 	q.close()
 	c.wg.Wait()
 	for i := range items {

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/audit"
 
 	"github.com/orderlab/orderlab/services/internal/model"
@@ -94,13 +95,12 @@ func TestResizeUnderLoad(t *testing.T) {
 		if got := stageGauge(t, reg, "orderlab_pipeline_queue_capacity", "persist"); got != float64(step.batch) {
 			t.Errorf("persist capacity gauge = %v, want BATCH_MAX %d", got, step.batch)
 		}
-		for deadline := time.Now().Add(10 * time.Second); stageGauge(t, reg, "orderlab_pipeline_workers", "persist") != float64(step.workers); {
-			if time.Now().After(deadline) {
-				t.Fatalf("persist workers gauge = %v 10s after WORKERS=%d",
-					stageGauge(t, reg, "orderlab_pipeline_workers", "persist"), step.workers)
+		poll.Until(t, 10*time.Second, fmt.Sprintf("the persist workers gauge to follow WORKERS=%d", step.workers), func() error {
+			if got := stageGauge(t, reg, "orderlab_pipeline_workers", "persist"); got != float64(step.workers) {
+				return fmt.Errorf("persist workers gauge = %v", got)
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	time.Sleep(200 * time.Millisecond)
 	stop()
@@ -140,11 +140,12 @@ func TestResizeQueueBelowDepth(t *testing.T) {
 	for range jobs {
 		go func() { errs <- hold(context.Background(), p, time.Millisecond) }()
 	}
-	for deadline := time.Now().Add(5 * time.Second); p.intake.len() != 4; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("intake holds %d jobs, want 4", p.intake.len())
+	poll.Until(t, 5*time.Second, "four jobs in the intake", func() error {
+		if p.intake.len() != 4 {
+			return fmt.Errorf("intake holds %d jobs, want 4", p.intake.len())
 		}
-	}
+		return nil
+	})
 	c := p.Config()
 	c.QueueCapacity, c.EnqueueWait = 2, 0 // and reject at once from now on
 	if err := p.Resize(c); err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // openSized opens a store of maxConns connections whose pool metrics are
@@ -73,18 +74,15 @@ func backends(t *testing.T, conn *pgx.Conn) int {
 // waitClosed waits until every pool a resize replaced has closed.
 func waitClosed(t *testing.T, st *Store) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	poll.Until(t, 10*time.Second, "every replaced pool closed", func() error {
 		st.pools.mu.Lock()
 		n := len(st.pools.retiring)
 		st.pools.mu.Unlock()
-		if n == 0 {
-			return
+		if n > 0 {
+			return fmt.Errorf("%d replaced pools still open", n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d replaced pools still open after 10s", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // Under concurrent orders the pool goes 20 -> 5 -> 20: no call fails, the
@@ -137,12 +135,12 @@ func TestSetPoolSizeUnderLoad(t *testing.T) {
 		if got := poolFigures(t, reg)["orderlab_db_pool_max_connections"]; got != float64(size) {
 			t.Errorf("max_connections = %v after SetPoolSize(%d)", got, size)
 		}
-		for deadline := time.Now().Add(10 * time.Second); done.Load() < before+50; {
-			if time.Now().After(deadline) {
-				t.Fatalf("orders stalled after SetPoolSize(%d): %d done", size, done.Load()-before)
+		poll.Until(t, 10*time.Second, fmt.Sprintf("50 orders after SetPoolSize(%d)", size), func() error {
+			if done.Load() < before+50 {
+				return fmt.Errorf("orders stalled after SetPoolSize(%d): %d done", size, done.Load()-before)
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	time.Sleep(200 * time.Millisecond)
 	stop()
@@ -171,12 +169,12 @@ func TestSetPoolSizeUnderLoad(t *testing.T) {
 	// The old pools' connections are gone: what is left is the current
 	// pool's and the health connection.
 	want := int(st.pool().Stat().TotalConns()) + 1
-	for deadline := time.Now().Add(5 * time.Second); backends(t, conn) != want; {
-		if time.Now().After(deadline) {
-			t.Fatalf("Postgres sees %d sessions, want %d (the pool's and the health connection)", backends(t, conn), want)
+	poll.Until(t, 5*time.Second, "Postgres back to the pool's sessions and the health connection", func() error {
+		if backends(t, conn) != want {
+			return fmt.Errorf("Postgres sees %d sessions, want %d (the pool's and the health connection)", backends(t, conn), want)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // A bad size is refused and changes nothing; an unchanged size keeps the
