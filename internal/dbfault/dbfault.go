@@ -129,7 +129,7 @@ func Apply(ctx context.Context, f Fault, tg Target, during func()) (tl Timeline,
 	tl.On = time.Now()
 	defer func() {
 		if f.lift != nil {
-			Sleep(ctx, time.Until(tl.On.Add(f.Hold)))
+			sleep(ctx, time.Until(tl.On.Add(f.Hold)))
 			if lerr := f.lift(context.WithoutCancel(ctx), tg); lerr != nil {
 				err = errors.Join(err, fmt.Errorf("%s: lift: %w", f.Name, lerr))
 			}
@@ -147,16 +147,16 @@ func Apply(ctx context.Context, f Fault, tg Target, during func()) (tl Timeline,
 // the fault (Apply, with during), load for after, then every answer. On an
 // error the load is stopped and its answers are returned with it.
 func Run(ctx context.Context, f Fault, tg Target, load *ledger.Load, before, after time.Duration, during func()) (Timeline, []ledger.Answer, error) {
-	Sleep(ctx, before)
+	sleep(ctx, before)
 	tl, err := Apply(ctx, f, tg, during)
 	if err == nil {
-		Sleep(ctx, after)
+		sleep(ctx, after)
 	}
 	return tl, load.Finish(), err
 }
 
-// Sleep waits d or until ctx ends, and says whether d passed.
-func Sleep(ctx context.Context, d time.Duration) bool {
+// sleep waits d or until ctx ends, and says whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

@@ -29,15 +29,15 @@ func TestProblemTypesHaveTheirAnchor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `problemBase = "`+repoURL+`docs/reference/api.md#problem-"`) {
-		t.Fatal("problemBase is not " + repoURL + "docs/reference/api.md#problem-")
+	if !strings.Contains(string(data), `ProblemBase = "`+repoURL+`docs/reference/api.md#problem-"`) {
+		t.Fatal("ProblemBase is not " + repoURL + "docs/reference/api.md#problem-")
 	}
 	page, err := os.ReadFile(filepath.Join(root, "docs/reference/api.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := anchors(string(page))
-	types := regexp.MustCompile(`problemBase \+ "([a-z-]+)"`).FindAllStringSubmatch(string(data), -1)
+	types := regexp.MustCompile(`ProblemBase \+ "([a-z-]+)"`).FindAllStringSubmatch(string(data), -1)
 	if len(types) < 5 {
 		t.Fatalf("found %d problem types in problems.go: the parser is out of date", len(types))
 	}

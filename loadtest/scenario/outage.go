@@ -9,6 +9,7 @@ import (
 
 	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/internal/ledger"
+	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
 // OutageResult is one target's run through a db_stop: the keyed orders
@@ -54,7 +55,7 @@ func startOutage(ctx context.Context, be *backend, stop DBStop, target, phase, a
 	o.load = ledger.Start(apiURL+"/orders", fmt.Sprintf("%s-%s-%d", phase, target, o.began.UnixNano()), stop.Ledger, 0)
 	go func() {
 		defer close(o.done)
-		if !dbfault.Sleep(ctx, stop.After.D()) {
+		if !measure.Sleep(ctx, stop.After.D()) {
 			return
 		}
 		tg := dbfault.Target{Cluster: be.cluster, DBURL: be.db.URL}

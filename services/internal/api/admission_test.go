@@ -140,7 +140,7 @@ func TestEdgeRefusalNeverEntersGin(t *testing.T) {
 	err = json.NewDecoder(resp.Body).Decode(&p)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" ||
-		resp.Header.Get("Content-Type") != "application/problem+json" || p.Type != problemBase+"overloaded" {
+		resp.Header.Get("Content-Type") != "application/problem+json" || p.Type != ProblemBase+"overloaded" {
 		t.Errorf("refused order: %d Retry-After %q %q, body %+v (%v)", resp.StatusCode,
 			resp.Header.Get("Retry-After"), resp.Header.Get("Content-Type"), p, err)
 	}

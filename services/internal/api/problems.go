@@ -41,7 +41,9 @@ type Problem struct {
 
 func (p *Problem) Error() string { return fmt.Sprintf("%d %s: %s", p.Status, p.Title, p.Detail) }
 
-const problemBase = "https://github.com/orderlab/orderlab/blob/main/docs/reference/api.md#problem-"
+// ProblemBase begins every problem type URI: the heading of each type in
+// docs/reference/api.md (the fault suite compares answers against it).
+const ProblemBase = "https://github.com/orderlab/orderlab/blob/main/docs/reference/api.md#problem-"
 
 // writeError answers err and stops the chain: a *Problem as it is; an
 // error of the order's validation as a 400 naming every field at fault;
@@ -58,7 +60,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		writeProblem(c, *p)
 	case errors.As(err, &invalidOrder):
 		writeProblem(c, Problem{
-			Type: problemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
+			Type: ProblemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
 			Detail: invalidOrder.Error(), Errors: invalidOrder.Fields,
 		})
 	case fromDB && databaseProblem(c, log, dbErr, err):
@@ -66,7 +68,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 		rejectedProblem(c, rejected)
 	case errors.Is(err, order.ErrIdempotencyConflict):
 		writeProblem(c, Problem{
-			Type: problemBase + "idempotency-conflict", Title: "Idempotency key reused", Status: http.StatusUnprocessableEntity,
+			Type: ProblemBase + "idempotency-conflict", Title: "Idempotency key reused", Status: http.StatusUnprocessableEntity,
 			Detail: "this Idempotency-Key was used with a different request body",
 			Errors: []order.FieldError{{Field: "Idempotency-Key", Detail: "was used with a different request body"}},
 		})
@@ -112,7 +114,7 @@ func databaseProblem(c *gin.Context, log *slog.Logger, e *dberr.Error, err error
 	case dberr.PoolExhausted:
 		w := e.Waited.Seconds()
 		writeProblem(c, Problem{
-			Type: problemBase + "pool-exhausted", Title: "Database pool exhausted", Status: http.StatusServiceUnavailable,
+			Type: ProblemBase + "pool-exhausted", Title: "Database pool exhausted", Status: http.StatusServiceUnavailable,
 			Detail:        fmt.Sprintf("database pool exhausted: no connection within %s", e.Waited.Round(time.Millisecond)),
 			WaitedSeconds: &w,
 		})
@@ -129,24 +131,24 @@ const DatabaseRetryAfter = overload.MinRetryAfter
 
 var (
 	unavailableBody = renderProblem(Problem{
-		Type: problemBase + "database-unavailable", Title: "Database unavailable", Status: http.StatusServiceUnavailable,
+		Type: ProblemBase + "database-unavailable", Title: "Database unavailable", Status: http.StatusServiceUnavailable,
 		Detail: "the database could not be reached, or the connection broke before anything was committed: " +
 			"the request had no effect; retry after the Retry-After header's seconds",
 	})
 	unknownKeyedBody = renderProblem(Problem{
-		Type: problemBase + "outcome-unknown", Title: "Outcome unknown", Status: http.StatusServiceUnavailable,
+		Type: ProblemBase + "outcome-unknown", Title: "Outcome unknown", Status: http.StatusServiceUnavailable,
 		Detail: "the connection to the database broke after the order was sent, and a second attempt failed too: " +
 			"the order may or may not be stored; send it again with the same Idempotency-Key, " +
 			"which stores it at most once and returns it",
 	})
 	unknownUnkeyedBody = renderProblem(Problem{
-		Type: problemBase + "outcome-unknown", Title: "Outcome unknown", Status: http.StatusServiceUnavailable,
+		Type: ProblemBase + "outcome-unknown", Title: "Outcome unknown", Status: http.StatusServiceUnavailable,
 		Detail: "the connection to the database broke after the order was sent: the order may or may not be stored; " +
 			"this request had no Idempotency-Key, so sending it again may store it twice " +
 			"(send orders with an Idempotency-Key to make a resend safe)",
 	})
 	conflictBody = renderProblem(Problem{
-		Type: problemBase + "conflict", Title: "Conflict", Status: http.StatusConflict,
+		Type: ProblemBase + "conflict", Title: "Conflict", Status: http.StatusConflict,
 		Detail: "the database refused the order as conflicting with stored data; nothing was stored",
 	})
 )
@@ -175,7 +177,7 @@ func rejectionBody(resource string) []byte {
 	body, ok := rejectionBodies.Load(resource)
 	if !ok {
 		body, _ = rejectionBodies.LoadOrStore(resource, renderProblem(Problem{
-			Type: problemBase + "overloaded", Title: "Too many requests", Status: http.StatusTooManyRequests,
+			Type: ProblemBase + "overloaded", Title: "Too many requests", Status: http.StatusTooManyRequests,
 			Detail: "the " + resource + " is full; retry after the Retry-After header's seconds",
 		}))
 	}
@@ -188,7 +190,7 @@ var rejectionBodies sync.Map
 // invalid is a 400 that names the field at fault.
 func invalid(field, detail string) *Problem {
 	return &Problem{
-		Type: problemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
+		Type: ProblemBase + "invalid-request", Title: "Invalid request", Status: http.StatusBadRequest,
 		Detail: field + ": " + detail, Errors: []order.FieldError{{Field: field, Detail: detail}},
 	}
 }
@@ -196,7 +198,7 @@ func invalid(field, detail string) *Problem {
 // unsupportedMediaType is the 415 of a body that is not JSON in UTF-8.
 func unsupportedMediaType(contentType string) *Problem {
 	return &Problem{
-		Type: problemBase + "unsupported-media-type", Title: "Unsupported media type", Status: http.StatusUnsupportedMediaType,
+		Type: ProblemBase + "unsupported-media-type", Title: "Unsupported media type", Status: http.StatusUnsupportedMediaType,
 		Detail: fmt.Sprintf("Content-Type %q: want application/json", contentType),
 		Errors: []order.FieldError{{Field: "Content-Type", Detail: "must be application/json (charset utf-8, if any)"}},
 	}
@@ -211,7 +213,7 @@ func BodyTooLarge() []byte { return renderProblem(*bodyTooLarge()) }
 // or handler finds it.
 func bodyTooLarge() *Problem {
 	return &Problem{
-		Type: problemBase + "body-too-large", Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
+		Type: ProblemBase + "body-too-large", Title: "Request body too large", Status: http.StatusRequestEntityTooLarge,
 		Detail: fmt.Sprintf("the body must be at most %d bytes", MaxBodyBytes),
 		Errors: []order.FieldError{{Field: "body", Detail: fmt.Sprintf("must be at most %d bytes", MaxBodyBytes)}},
 	}
@@ -221,7 +223,7 @@ func bodyTooLarge() *Problem {
 // added to the detail.
 func timeoutProblem(err error, more string) *Problem {
 	return &Problem{
-		Type: problemBase + "timeout", Title: "Request timed out", Status: http.StatusServiceUnavailable,
+		Type: ProblemBase + "timeout", Title: "Request timed out", Status: http.StatusServiceUnavailable,
 		Detail: "the request did not finish within its deadline: " + err.Error() + more,
 	}
 }
@@ -249,7 +251,7 @@ func notReady() *Problem {
 
 func databaseNotReady(err error) *Problem {
 	return &Problem{
-		Type: problemBase + "database-unavailable", Title: "Not ready", Status: http.StatusServiceUnavailable,
+		Type: ProblemBase + "database-unavailable", Title: "Not ready", Status: http.StatusServiceUnavailable,
 		Detail: "postgres does not answer: " + err.Error(), retryAfter: DatabaseRetryAfter,
 	}
 }

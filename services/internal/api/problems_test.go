@@ -60,7 +60,7 @@ func TestDatabaseErrorsAnswers(t *testing.T) {
 		}
 		wantType := "about:blank"
 		if tc.typ != "" {
-			wantType = problemBase + tc.typ
+			wantType = ProblemBase + tc.typ
 		}
 		if w.Code != tc.status || p.Status != tc.status || p.Type != wantType || w.Header().Get("Retry-After") != tc.retryAfter ||
 			!strings.Contains(p.Detail, tc.detail) {

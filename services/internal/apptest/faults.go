@@ -16,6 +16,7 @@ import (
 	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/internal/pgcluster"
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/app"
 )
 
@@ -100,7 +101,7 @@ var faultCases = map[string]faultCase{
 				var p problem
 				resp.JSON(t, &p)
 				if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); resp.Status != http.StatusServiceUnavailable ||
-					p.Type != problemBase+"database-unavailable" || err != nil || ra < 1 {
+					p.Type != api.ProblemBase+"database-unavailable" || err != nil || ra < 1 {
 					t.Errorf("with Postgres down: %d %s, Retry-After %q; want 503 database-unavailable with Retry-After",
 						resp.Status, resp.Body, resp.Header.Get("Retry-After"))
 				}
@@ -136,8 +137,6 @@ var faultCases = map[string]faultCase{
 // goroutine toxiproxy's teardown can leave (faultproxy.LeakyPipe) and
 // nothing else.
 var ProxyLeaks = goleak.IgnoreTopFunction(faultproxy.LeakyPipe)
-
-const problemBase = "https://github.com/orderlab/orderlab/blob/main/docs/reference/api.md#problem-" // api.problemBase
 
 // faultRun is one service on a database of its own on the suite's cluster,
 // reached through the target's proxy when the fault needs one.
