@@ -94,10 +94,16 @@ func run(args []string, stdout io.Writer) error {
 		}
 		*chart = id
 	}
+	// A viewport as tall as the page: with the page scrolled, the clip of an
+	// element far down came out shifted by the height of what lies above.
+	height, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollHeight`))
+	if err != nil {
+		return err
+	}
 	sel := chromedp.CSS("#" + *chart)
 	if err := chromedp.Do(ctx,
-		chromedp.ScrollIntoView(sel),
-		chromedp.Sleep(500*time.Millisecond), // let the chart finish its animation
+		chromedp.EmulateViewport(1280, height),
+		chromedp.Sleep(500*time.Millisecond), // let the charts settle
 	); err != nil {
 		return fmt.Errorf("chart %s: %w", *chart, err)
 	}
