@@ -5,6 +5,7 @@
 // element alone.
 //
 //	go run ./internal/docshot -html results/x.html -chart ID -out docs/img/x.png
+//	go run ./internal/docshot -html results/x.html -page -out docs/img/x.png
 //	go run ./internal/docshot -html results/x.html -list
 package main
 
@@ -36,11 +37,13 @@ func run(args []string, stdout io.Writer) error {
 	title := fs.String("title", "", "the start of the chart's title (the first chart whose title starts so)")
 	out := fs.String("out", "", "the PNG to write")
 	list := fs.Bool("list", false, "list the report's charts (id and title) and exit")
+	page := fs.Bool("page", false, "capture the whole page (its top, 1280 px wide, -height tall) instead of one chart")
+	pageHeight := fs.Int64("height", 2400, "with -page: the height captured, in CSS pixels")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *html == "" || (!*list && ((*chart == "") == (*title == "") || *out == "")) {
-		return errors.New("need -html, and -chart or -title, and -out (or -list)")
+	if *html == "" || (!*list && !*page && ((*chart == "") == (*title == "") || *out == "")) || (*page && *out == "") {
+		return errors.New("need -html, and -chart, -title or -page, and -out (or -list)")
 	}
 	exe, err := browser()
 	if err != nil {
@@ -78,6 +81,16 @@ func run(args []string, stdout io.Writer) error {
 			fmt.Fprintln(stdout, it)
 		}
 		return nil
+	}
+	if *page {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, *pageHeight), chromedp.Sleep(500*time.Millisecond)); err != nil {
+			return err
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(*out, png, 0o644)
 	}
 	if *title != "" {
 		id, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => {
