@@ -282,17 +282,21 @@ FAULTS_ARGS ?=
 faults: build ## the database fails under load (internal/dbfault: killed backends, restart, 3 s outage, blackhole, latency, reset connections): the reliability tables of docs/reference/database-failures.md, about 4 minutes
 	$(BIN)/loadtest faults -bin $(BIN) $(FAULTS_ARGS)
 
-# The docs' picture (README and docs/results.md, The report): one quick
-# pool-starvation run (-quick: pools capped at 5, seconds of load; its figures
-# mean nothing), then its pool-wait chart as a PNG, by the headless
-# Chromium of the report test (internal/docshot). The run's JSON stays in
-# PICTURES_OUT; say in the caption which run it was.
+# The docs' pictures (docs/img/pictures.txt): each drawn from a committed
+# report's JSON (docs/results/), rendered again by `loadtest scenario
+# -render` into PICTURES_OUT, then one chart (or the page's top) captured as
+# a PNG by the headless Chromium of the report test (internal/docshot). No
+# load is run: a picture shows exactly the committed run its caption names.
 PICTURES_OUT ?= $(CURDIR)/.cache/pictures
 .PHONY: pictures
-pictures: build chromium ## the docs' picture: a quick pool-starvation run, its pool-wait chart as docs/img/report-pool-starvation.png
+pictures: build chromium ## the docs' pictures (docs/img/pictures.txt): charts of committed reports as PNGs under docs/img/
 	rm -rf $(PICTURES_OUT)
-	$(BIN)/loadtest scenario -quick -out $(PICTURES_OUT) -bin $(BIN) $(if $(DATABASE_URL),-db '$(DATABASE_URL)') pool-starvation
-	$(GO) run ./internal/docshot -html "$$(ls $(PICTURES_OUT)/pool-starvation/*.html | tail -1)" -title 'Pool acquire wait p99' -out docs/img/report-pool-starvation.png
+	grep -v '^#' docs/img/pictures.txt | while IFS='|' read -r report what png; do \
+	  mkdir -p "$(PICTURES_OUT)/$$(dirname $$report)" && cp "docs/results/$$report.json" "$(PICTURES_OUT)/$$report.json" && \
+	  $(BIN)/loadtest scenario -render "$(PICTURES_OUT)/$$report.json" >/dev/null && \
+	  if [ "$$what" = -page ]; then how=-page; else how="-title=$$what"; fi && \
+	  $(GO) run ./internal/docshot -html "$(PICTURES_OUT)/$$report.html" "$$how" -out "docs/img/$$png" && echo "docs/img/$$png: $$report, $$what" || exit 1; \
+	done
 
 BENCH_TASKS_ARGS ?=
 .PHONY: bench

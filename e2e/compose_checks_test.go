@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/types"
 )
@@ -109,6 +110,28 @@ func checkMounts(t *testing.T, project *types.Project, s types.ServiceConfig) {
 		} else if strings.TrimSpace(cfg.Content) == "" {
 			t.Errorf("config %s: empty", c.Source)
 		}
+	}
+}
+
+// checkStopGrace: a service that drains on SIGTERM for SHUTDOWN_TIMEOUT
+// is given longer than that before compose kills it (stop_grace_period;
+// Docker's default of 10 s would cut the lab's drain short at its end).
+func checkStopGrace(t *testing.T, s types.ServiceConfig) {
+	t.Helper()
+	v := env(s, "SHUTDOWN_TIMEOUT")
+	if v == "" {
+		return
+	}
+	drain, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("SHUTDOWN_TIMEOUT %q: %v", v, err)
+	}
+	grace := 10 * time.Second // Docker's default
+	if s.StopGracePeriod != nil {
+		grace = time.Duration(*s.StopGracePeriod)
+	}
+	if grace <= drain {
+		t.Errorf("stop_grace_period %v is not longer than SHUTDOWN_TIMEOUT %v: docker compose stop would kill the service while it drains", grace, drain)
 	}
 }
 

@@ -69,6 +69,7 @@ func TestCompose(t *testing.T) {
 				checkDependsOn(t, project, s)
 				checkPorts(t, s)
 				checkMounts(t, project, s)
+				checkStopGrace(t, s)
 				if s.Deploy == nil || s.Deploy.Resources.Limits == nil || s.Deploy.Resources.Limits.MemoryBytes <= 0 {
 					t.Errorf("no memory limit (deploy.resources.limits.memory)")
 				} else {

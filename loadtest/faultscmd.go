@@ -16,8 +16,7 @@ import (
 
 const faultsUsage = `usage: loadtest faults [flags]
 
-Measures what the services do when their database fails (README, When the
-database fails): for each fault and service, the service from -bin against a
+Measures what the services do when their database fails (docs/reference/database-failures.md): for each fault and service, the service from -bin against a
 throwaway Postgres cluster (initdb and pg_ctl from the installed PostgreSQL),
 -rate keyed orders a second, the fault injected and lifted, and every answer
 held to the table. Prints one Markdown table per fault. Exit status 1 when an

@@ -40,7 +40,7 @@ func poolPanels() []cog.Builder[dashboard.Panel] {
 		).OverrideByRegexp(".* canceled/s", append(dashed(), rightAxis(units.OpsPerSecond)...)),
 
 		series("Little's law: pool capacity vs throughput", units.OpsPerSecond, 16,
-			"Dashed: the most acquires per second the pool can serve, max_connections / mean hold time (recording rule job:orderlab_db_pool_littles_law_bound:rate1m). Solid: actual acquires per second. When the solid line meets the dashed one the pool is the bottleneck, and any extra concurrency only adds queueing (acquire wait), not throughput. Pipeline acquires once per batch, so its orders/s can exceed this line. The dashed line moves with the hold time: a slower query or a slower network to Postgres (README, The pitfalls: 13) lowers it with no change in load, and a queue forms once the solid line reaches it (alert PoolNearItsBound).",
+			"Dashed: the most acquires per second the pool can serve, max_connections / mean hold time (recording rule job:orderlab_db_pool_littles_law_bound:rate1m). Solid: actual acquires per second. When the solid line meets the dashed one the pool is the bottleneck, and any extra concurrency only adds queueing (acquire wait), not throughput. Pipeline acquires once per batch, so its orders/s can exceed this line. The dashed line moves with the hold time: a slower query or a slower network to Postgres (docs/scenarios/db-latency.md) lowers it with no change in load, and a queue forms once the solid line reaches it (alert PoolNearItsBound).",
 			query(sel("job:orderlab_db_pool_littles_law_bound:rate1m"), "{{job}} bound: max_conns / mean hold"),
 			query(sel("job:orderlab_db_pool_acquires:rate1m"), "{{job}} actual acquires/s"),
 		).OverrideByRegexp(".* bound: .*", dashed()),

@@ -1,5 +1,5 @@
 // Package dbfault is the one catalog of the ways the database fails under
-// a service (README, When the database fails) and the one fault run: a
+// a service (docs/reference/database-failures.md) and the one fault run: a
 // steady load of keyed orders (internal/ledger), the fault injected, held
 // and lifted, and a Summary of the answers held to the orders table. The
 // services' fault suite (services/internal/apptest), `loadtest faults`

@@ -5,6 +5,7 @@
 // element alone.
 //
 //	go run ./internal/docshot -html results/x.html -chart ID -out docs/img/x.png
+//	go run ./internal/docshot -html results/x.html -page -out docs/img/x.png
 //	go run ./internal/docshot -html results/x.html -list
 package main
 
@@ -36,11 +37,13 @@ func run(args []string, stdout io.Writer) error {
 	title := fs.String("title", "", "the start of the chart's title (the first chart whose title starts so)")
 	out := fs.String("out", "", "the PNG to write")
 	list := fs.Bool("list", false, "list the report's charts (id and title) and exit")
+	page := fs.Bool("page", false, "capture the whole page (its top, 1280 px wide, -height tall) instead of one chart")
+	pageHeight := fs.Int64("height", 2400, "with -page: the height captured, in CSS pixels")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *html == "" || (!*list && ((*chart == "") == (*title == "") || *out == "")) {
-		return errors.New("need -html, and -chart or -title, and -out (or -list)")
+	if *html == "" || (!*list && !*page && ((*chart == "") == (*title == "") || *out == "")) || (*page && *out == "") {
+		return errors.New("need -html, and -chart, -title or -page, and -out (or -list)")
 	}
 	exe, err := browser()
 	if err != nil {
@@ -79,6 +82,16 @@ func run(args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
+	if *page {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, *pageHeight), chromedp.Sleep(500*time.Millisecond)); err != nil {
+			return err
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(*out, png, 0o644)
+	}
 	if *title != "" {
 		id, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => {
   for (const el of document.querySelectorAll('div.item')) {
@@ -94,10 +107,16 @@ func run(args []string, stdout io.Writer) error {
 		}
 		*chart = id
 	}
+	// A viewport as tall as the page: with the page scrolled, the clip of an
+	// element far down came out shifted by the height of what lies above.
+	height, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`document.documentElement.scrollHeight`))
+	if err != nil {
+		return err
+	}
 	sel := chromedp.CSS("#" + *chart)
 	if err := chromedp.Do(ctx,
-		chromedp.ScrollIntoView(sel),
-		chromedp.Sleep(500*time.Millisecond), // let the chart finish its animation
+		chromedp.EmulateViewport(1280, height),
+		chromedp.Sleep(500*time.Millisecond), // let the charts settle
 	); err != nil {
 		return fmt.Errorf("chart %s: %w", *chart, err)
 	}

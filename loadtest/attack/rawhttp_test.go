@@ -249,7 +249,7 @@ func TestDialAddrAddsTheDefaultPortOnce(t *testing.T) {
 }
 
 // TestReadResponseDoesNotAllocate guards the fast client's promise
-// (README.md, Efficiency): parsing an answer, plain or chunked, allocates
+// (loadtest/README.md, Efficiency): parsing an answer, plain or chunked, allocates
 // nothing.
 func TestReadResponseDoesNotAllocate(t *testing.T) {
 	for name, resp := range map[string]string{

@@ -31,14 +31,16 @@ func (b *Builder) init(title, sub string) []charts.GlobalOpts {
 }
 
 // HTTPCharts are the charts of an HTTP phase: latency percentiles of the
-// successes, then every OverTime metric, one series per run.
+// successes, then every OverTime metric, one series per run. A rate is drawn
+// over RateWindow; its per-sample rate is a faint series per run, hidden
+// until its legend entry ("<run>, per sample") is clicked.
 func (b *Builder) HTTPCharts(runs []report.Run) []Chart {
 	out := []Chart{b.percentiles(runs)}
 	for _, m := range OverTime {
 		series := make([][]Point, len(runs))
 		nonzero := false
 		for i, r := range runs {
-			series[i] = m.over(r)
+			series[i] = m.windowed(r)
 			for _, p := range series[i] {
 				nonzero = nonzero || p.Y != 0
 			}
@@ -46,21 +48,56 @@ func (b *Builder) HTTPCharts(runs []report.Run) []Chart {
 		if m.Optional && !nonzero {
 			continue
 		}
+		sub := "x: seconds since the run started"
+		var hidden map[string]bool
+		if m.Rate {
+			sub = fmt.Sprintf("rate over %s; per sample: click its legend entry", RateWindow)
+			hidden = map[string]bool{}
+			for _, r := range runs {
+				hidden[RawName(r.Name)] = false
+			}
+		}
 		line := charts.NewLine()
-		line.SetGlobalOptions(append(b.init(m.Title, "x: seconds since the run started"),
+		global := b.init(m.Title, sub)
+		if m.Rate { // two lines of legend: each run, then its per-sample rate
+			global = append(global, charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "bottom", Selected: hidden}),
+				charts.WithGridOpts(opts.Grid{Left: "60", Right: "30", Top: "60", Bottom: "80"}))
+		}
+		line.SetGlobalOptions(append(global,
 			charts.WithXAxisOpts(opts.XAxis{Type: "value", Name: "s", Min: "dataMin", Max: "dataMax",
 				AxisLabel: &opts.AxisLabel{Formatter: opts.FuncOpts("function (v) { return +v.toPrecision(3); }")}}),
 			charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: m.Unit, AxisLine: &opts.AxisLine{OnZero: opts.Bool(false)}}))...)
 		for i, r := range runs {
-			data := make([]opts.LineData, len(series[i]))
-			for j, p := range series[i] {
-				data[j] = opts.LineData{Value: []any{round(p.X), round(p.Y)}}
+			line.AddSeries(r.Name, lineData(series[i]), charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(len(series[i]) < 20)}),
+				charts.WithItemStyleOpts(opts.ItemStyle{Color: color(i)}), charts.WithLineStyleOpts(opts.LineStyle{Color: color(i)}))
+		}
+		if m.Rate {
+			for i, r := range runs {
+				line.AddSeries(RawName(r.Name), lineData(m.over(r)), charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(false)}),
+					charts.WithItemStyleOpts(opts.ItemStyle{Color: color(i), Opacity: opts.Float(0.35)}),
+					charts.WithLineStyleOpts(opts.LineStyle{Color: color(i), Width: 1, Opacity: opts.Float(0.35)}))
 			}
-			line.AddSeries(r.Name, data, charts.WithLineChartOpts(opts.LineChart{ShowSymbol: opts.Bool(len(data) < 20)}))
 		}
 		out = append(out, snippet(line))
 	}
 	return out
+}
+
+// palette is ECharts' default one: a run's per-sample series takes its
+// run's colour rather than the next one.
+var palette = []string{"#5470c6", "#91cc75", "#fac858", "#ee6666", "#73c0de", "#3ba272", "#fc8452", "#9a60b4", "#ea7ccc"}
+
+func color(i int) string { return palette[i%len(palette)] }
+
+// RawName is the legend entry of a run's per-sample rate.
+func RawName(run string) string { return run + ", per sample" }
+
+func lineData(pts []Point) []opts.LineData {
+	data := make([]opts.LineData, len(pts))
+	for j, p := range pts {
+		data[j] = opts.LineData{Value: []any{round(p.X), round(p.Y)}}
+	}
+	return data
 }
 
 // percentiles is a bar chart of p50..max of the successes, per run.

@@ -16,13 +16,22 @@ type Page struct {
 	Sections []Section
 }
 
-// Section is one phase: its table and its charts.
+// Section is one phase: its table, more tables under their captions, and
+// its charts.
 type Section struct {
 	Title  string
 	Notes  []string
 	Head   []string
 	Rows   [][]string
+	More   []Table
 	Charts []Chart
+}
+
+// Table is one table of a section, under its caption (none: no caption).
+type Table struct {
+	Caption string
+	Head    []string
+	Rows    [][]string
 }
 
 // Chart is a rendered go-echarts chart.
@@ -69,8 +78,10 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
 .sub { color: #666; }
-table { border-collapse: collapse; font-size: .85em; margin: .8em 0; }
+table { border-collapse: collapse; font-size: .85em; margin: .8em 0; max-width: 100%; }
+caption { text-align: left; font-weight: 600; padding: .2em 0; }
 th, td { border: 1px solid #ccc; padding: .25em .5em; } td { text-align: right; } td:first-child { text-align: left; }
+td:last-child { text-align: left; overflow-wrap: anywhere; }
 th { background: #f4f4f4; }
 .charts { display: flex; flex-wrap: wrap; gap: 8px; }
 .container { border: 1px solid #eee; }
@@ -88,7 +99,14 @@ th { background: #f4f4f4; }
 {{- if .Rows}}<table>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}
+{{end}}</table>
+{{end}}
+{{- range .More}}{{if .Rows}}<table>
+{{if .Caption}}<caption>{{.Caption}}</caption>
+{{end}}<tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{end}}</table>
+{{end}}{{end}}
 <div class="charts">
 {{range .Charts}}{{.Element}}
 {{.Script}}

@@ -1,6 +1,8 @@
 package chart
 
 import (
+	"time"
+
 	"github.com/orderlab/orderlab/loadtest/report"
 	"github.com/orderlab/orderlab/loadtest/scrape"
 )
@@ -20,8 +22,28 @@ type Metric struct {
 	Optional bool
 }
 
-// over returns m over time for one run.
-func (m Metric) over(r report.Run) []Point {
+// RateWindow is the span a rate chart averages over. The samples come
+// every 250 ms, and a rate between two of them swings with what each quarter
+// second happened to hold (a batch answered just before or just after the
+// scrape): from 0 to 18,000 req/s and back in a saturated run. A rate over
+// the last second reads at a glance; the per-sample rate stays on the chart
+// as a series hidden until its legend entry is clicked.
+const RateWindow = time.Second
+
+// over returns m over time for one run: a gauge as sampled, a rate between
+// consecutive samples.
+func (m Metric) over(r report.Run) []Point { return m.rate(r, 0) }
+
+// windowed returns m over time for one run, a rate over the window before
+// each sample (RateWindow; less at the start of the run, before a whole
+// window has passed); a gauge as sampled.
+func (m Metric) windowed(r report.Run) []Point { return m.rate(r, RateWindow) }
+
+// rate is m's points, a counter's increase divided over the span from the
+// latest sample at least window before each one (the one before it, for
+// window 0). A counter that went down (a restarted service) counts from
+// its new value.
+func (m Metric) rate(r report.Run, window time.Duration) []Point {
 	if r.Server == nil {
 		return nil
 	}
@@ -31,6 +53,7 @@ func (m Metric) over(r report.Run) []Point {
 	}
 	ss := r.Server.Samples
 	var pts []Point
+	from := 0
 	for i, s := range ss {
 		x := s.Time.Sub(r.StartedAt).Seconds()
 		if !m.Rate {
@@ -40,11 +63,25 @@ func (m Metric) over(r report.Run) []Point {
 		if i == 0 {
 			continue
 		}
-		dt := s.Time.Sub(ss[i-1].Time).Seconds()
+		for from+1 < i && s.Time.Sub(ss[from+1].Time) >= window {
+			from++
+		}
+		if window == 0 {
+			from = i - 1
+		}
+		dt := s.Time.Sub(ss[from].Time).Seconds()
 		if dt <= 0 {
 			continue
 		}
-		pts = append(pts, Point{x, max(0, m.Value(s)-m.Value(ss[i-1])) / dt * scale})
+		var inc float64
+		for j := from + 1; j <= i; j++ {
+			d := m.Value(ss[j]) - m.Value(ss[j-1])
+			if d < 0 { // reset: the counter restarted from 0
+				d = m.Value(ss[j])
+			}
+			inc += d
+		}
+		pts = append(pts, Point{x, inc / dt * scale})
 	}
 	return pts
 }

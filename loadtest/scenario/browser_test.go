@@ -54,9 +54,35 @@ const inspectCharts = `(() => [...document.querySelectorAll('div.item')].map(el 
           series: inst ? inst.getOption().series.length : 0, painted: painted};
 }))()`
 
+// layoutState is what the page says about its width and its rate charts.
+type layoutState struct {
+	Page   int      `json:"page"`   // the viewport's width
+	Wide   []string `json:"wide"`   // tables wider than it: their first header cells
+	Hidden []string `json:"hidden"` // legend entries of the throughput chart switched off
+	Series []string `json:"series"` // its series
+}
+
+const inspectLayout = `(() => {
+  const page = document.documentElement.clientWidth;
+  const wide = [...document.querySelectorAll('table')].filter(t => t.getBoundingClientRect().right > page)
+    .map(t => t.querySelector('th') ? t.querySelector('th').textContent + ' table' : 'a table');
+  let hidden = [], series = [];
+  for (const el of document.querySelectorAll('div.item')) {
+    const o = echarts.getInstanceByDom(el).getOption();
+    if (!o.title[0].text.startsWith('Throughput')) continue;
+    series = o.series.map(s => s.name);
+    const sel = o.legend[0].selected || {};
+    hidden = Object.keys(sel).filter(k => !sel[k]);
+    break;
+  }
+  return {page, wide, hidden, series};
+})()`
+
 // checkChartsRender opens the report in headless Chromium, checks that
 // every chart element holds an initialised ECharts instance whose canvas
-// has a size and painted pixels, saves a full-page screenshot to png, and
+// has a size and painted pixels, that no table is wider than the window and
+// that the throughput chart shows each run's rate over the window with its
+// per-sample rate hidden, saves a full-page screenshot to png, and
 // returns the number of charts.
 func checkChartsRender(t *testing.T, htmlPath, png string) int {
 	t.Helper()
@@ -98,6 +124,16 @@ func checkChartsRender(t *testing.T, htmlPath, png string) int {
 	states, err := chromedp.Run(ctx, chromedp.Evaluate[[]chartState](inspectCharts))
 	if err != nil {
 		t.Fatal(err)
+	}
+	layout, err := chromedp.Run(ctx, chromedp.Evaluate[layoutState](inspectLayout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(layout.Wide) > 0 {
+		t.Errorf("at %d px, tables wider than the page: %v", layout.Page, layout.Wide)
+	}
+	if len(layout.Series) == 0 || len(layout.Hidden)*2 != len(layout.Series) {
+		t.Errorf("throughput chart: series %q, hidden %q; want each run's rate over the window shown and its per-sample rate hidden", layout.Series, layout.Hidden)
 	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100: PNG
 	if err != nil {

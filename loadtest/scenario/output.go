@@ -83,10 +83,18 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 		if res.Count > 1 {
 			fmt.Fprintf(&b, "Median of %d runs of each target, with the range in brackets.\n\n", res.Count)
 		}
-		if err := TableOf(p).WriteMarkdown(&b); err != nil {
+		main, detail := TableOf(p).Split()
+		if err := main.WriteMarkdown(&b); err != nil {
 			return err
 		}
 		b.WriteString("\n")
+		if len(detail.Rows) > 0 {
+			b.WriteString(serverSide + ":\n\n")
+			if err := detail.WriteMarkdown(&b); err != nil {
+				return err
+			}
+			b.WriteString("\n")
+		}
 		for i, t := range outageTables(p.Outages) {
 			b.WriteString([]string{"Keyed orders beside the load, held to the orders table afterwards:\n\n", "Their answers, second by second:\n\n"}[i])
 			if err := t.WriteMarkdown(&b); err != nil {
@@ -115,6 +123,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	return err
 }
 
+// serverSide is the caption of a phase's second table (Table.Split).
+const serverSide = "Server side (CPU, memory, connections, pool)"
+
 // WriteHTML writes the report with charts.
 func WriteHTML(w io.Writer, res *Result) error {
 	s := res.Scenario
@@ -135,8 +146,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 	var tasksSeconds []float64
 	for _, p := range res.Phases {
 		sp := phaseSpec(s, p.Name)
-		t := TableOf(p)
-		sec := chart.Section{Title: p.Name + ": " + describe(sp), Head: t.Head, Rows: t.Rows}
+		main, detail := TableOf(p).Split()
+		sec := chart.Section{Title: p.Name + ": " + describe(sp), Head: main.Head, Rows: main.Rows,
+			More: []chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}}
 		if sp.Bound != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Bound: %s = %.0f requests/s.", sp.Bound.What, sp.Bound.RPS()))
 		}

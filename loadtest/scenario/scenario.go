@@ -12,7 +12,7 @@ type Scenario struct {
 	Number     int    `yaml:"-" json:"number,omitempty"`
 	Name       string `yaml:"name" json:"name"`             // the file's base name, e.g. burst-1000
 	Title      string `yaml:"title" json:"title"`           // one line
-	Reproduces string `yaml:"reproduces" json:"reproduces"` // the experiment or pitfall of README.md, The pitfalls
+	Reproduces string `yaml:"reproduces" json:"reproduces"` // the experiment or pitfall of README.md, Pitfalls and experiments
 	Question   string `yaml:"question" json:"question"`     // what the scenario answers
 	// Published holds the Java figures the scenario is compared with.
 	Published []string `yaml:"published" json:"published"`

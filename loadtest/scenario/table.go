@@ -17,6 +17,43 @@ import (
 type Table struct {
 	Head []string
 	Rows [][]string
+	// Detail marks the columns (by index, parallel to Head) that Split moves
+	// to the server-side table; nil: none.
+	Detail []bool
+}
+
+// Split returns the table as two that each fit a page: the client's
+// figures and the expectation, then the server's (CPU, memory, pool),
+// each starting with the first column. detail is empty when no column is
+// marked.
+func (t Table) Split() (main, detail Table) {
+	if !slices.Contains(t.Detail, true) {
+		return t, Table{}
+	}
+	cols := func(want bool) []int {
+		idx := []int{0}
+		for i := 1; i < len(t.Head); i++ {
+			if i < len(t.Detail) && t.Detail[i] == want {
+				idx = append(idx, i)
+			}
+		}
+		return idx
+	}
+	pick := func(idx []int) Table {
+		var out Table
+		for _, i := range idx {
+			out.Head = append(out.Head, t.Head[i])
+		}
+		for _, r := range t.Rows {
+			var row []string
+			for _, i := range idx {
+				row = append(row, r[i])
+			}
+			out.Rows = append(out.Rows, row)
+		}
+		return out
+	}
+	return pick(cols(false)), pick(cols(true))
 }
 
 // httpColumn is one column of an HTTP phase's table: a figure of a run and
@@ -27,6 +64,7 @@ type httpColumn struct {
 	value  func(p PhaseResult, r report.Run) (float64, bool) // false: no figure for this run
 	format func(float64) string
 	when   func(runs []report.Run) bool // nil: always
+	detail bool                         // in the server-side table (Table.Split)
 }
 
 func figure(f func(report.Run) float64) func(PhaseResult, report.Run) (float64, bool) {
@@ -81,23 +119,23 @@ var httpColumns = []httpColumn{
 		format: decimals(2), when: func(runs []report.Run) bool {
 			return slices.ContainsFunc(runs, func(r report.Run) bool { return r.Retries > 0 })
 		}},
-	{head: "server cores", value: serverFigure(func(s report.Server) float64 { return s.Cores }), format: decimals(2)},
-	{head: "CPU/answer", value: serverFigure(func(s report.Server) float64 { return s.CPUPerAnswerUS }), format: report.FormatMicros},
-	{head: "CPU/ok", value: serverFigure(func(s report.Server) float64 { return s.CPUPerSuccessUS }), format: report.FormatMicros},
-	{head: "goroutines", value: serverFigure(func(s report.Server) float64 { return s.PeakGoroutines }), format: decimals(0)},
-	{head: "threads", value: serverFigure(func(s report.Server) float64 { return s.PeakThreads }), format: decimals(0)},
-	{head: "RSS", value: serverFigure(func(s report.Server) float64 { return s.PeakRSSBytes }), format: report.FormatBytes},
-	{head: "RSS/in-flight", value: serverFigure(RSSPerInFlight), format: kib},
-	{head: "connections", value: serverFigure(func(s report.Server) float64 { return s.PeakConnections }), format: decimals(0)},
-	{head: "RSS/conn", value: serverFigure(RSSPerConnection), format: kib},
-	{head: "mean hold", value: serverFigure(func(s report.Server) float64 { return s.MeanHoldSeconds }), format: report.FormatSeconds},
-	{head: "pool/hold", value: serverFigure(func(s report.Server) float64 {
+	{head: "server cores", detail: true, value: serverFigure(func(s report.Server) float64 { return s.Cores }), format: decimals(2)},
+	{head: "CPU/answer", detail: true, value: serverFigure(func(s report.Server) float64 { return s.CPUPerAnswerUS }), format: report.FormatMicros},
+	{head: "CPU/ok", detail: true, value: serverFigure(func(s report.Server) float64 { return s.CPUPerSuccessUS }), format: report.FormatMicros},
+	{head: "goroutines", detail: true, value: serverFigure(func(s report.Server) float64 { return s.PeakGoroutines }), format: decimals(0)},
+	{head: "threads", detail: true, value: serverFigure(func(s report.Server) float64 { return s.PeakThreads }), format: decimals(0)},
+	{head: "RSS", detail: true, value: serverFigure(func(s report.Server) float64 { return s.PeakRSSBytes }), format: report.FormatBytes},
+	{head: "RSS/in-flight", detail: true, value: serverFigure(RSSPerInFlight), format: kib},
+	{head: "connections", detail: true, value: serverFigure(func(s report.Server) float64 { return s.PeakConnections }), format: decimals(0)},
+	{head: "RSS/conn", detail: true, value: serverFigure(RSSPerConnection), format: kib},
+	{head: "mean hold", detail: true, value: serverFigure(func(s report.Server) float64 { return s.MeanHoldSeconds }), format: report.FormatSeconds},
+	{head: "pool/hold", detail: true, value: serverFigure(func(s report.Server) float64 {
 		if s.MeanHoldSeconds <= 0 {
 			return 0
 		}
 		return s.PoolMax / s.MeanHoldSeconds
 	}), format: func(v float64) string { return fmt.Sprintf("%.0f/s", v) }},
-	{head: "pool wait p99", value: func(_ PhaseResult, r report.Run) (float64, bool) {
+	{head: "pool wait p99", detail: true, value: func(_ PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
 			return 0, false
 		}
@@ -115,18 +153,21 @@ func TableOf(p PhaseResult) Table {
 		runs = p.Loadtest.Runs
 	}
 	var cols []httpColumn
-	tab := Table{Head: []string{"service"}}
+	tab := Table{Head: []string{"service"}, Detail: []bool{false}}
 	for _, c := range httpColumns {
 		if c.when == nil || c.when(runs) {
 			cols = append(cols, c)
 			tab.Head = append(tab.Head, c.head)
+			tab.Detail = append(tab.Detail, c.detail)
 		}
 	}
 	texts := textColumns(runs)
 	for _, c := range texts {
 		tab.Head = append(tab.Head, c.head)
+		tab.Detail = append(tab.Detail, false)
 	}
 	tab.Head = append(tab.Head, "expectation")
+	tab.Detail = append(tab.Detail, false)
 	for _, group := range byTarget(runs) {
 		row := []string{group[0].Name}
 		for _, c := range cols {
@@ -145,11 +186,7 @@ func TableOf(p PhaseResult) Table {
 			}
 			row = append(row, strings.Join(slices.Compact(cells), " / "))
 		}
-		var verdicts []string
-		for _, r := range group {
-			verdicts = append(verdicts, verdict(r.SLO))
-		}
-		tab.Rows = append(tab.Rows, append(row, strings.Join(slices.Compact(verdicts), " / ")))
+		tab.Rows = append(tab.Rows, append(row, verdicts(group)))
 	}
 	return tab
 }
@@ -161,8 +198,7 @@ type textColumn struct {
 }
 
 // textColumns are the status counts, when some answer was a 5xx, and the
-// database errors by class, when there were any (README, When the
-// database fails).
+// database errors by class, when there were any (docs/reference/database-failures.md).
 func textColumns(runs []report.Run) []textColumn {
 	var cols []textColumn
 	if slices.ContainsFunc(runs, func(r report.Run) bool {
@@ -304,6 +340,37 @@ func RSSPerConnection(s report.Server) float64 {
 		return 0
 	}
 	return max(0, s.PeakRSSBytes-s.Samples[0].RSSBytes) / s.PeakConnections
+}
+
+// verdicts sums up the SLO evaluations of a target's runs: when every run
+// evaluated the same bounds with the same outcome, once, with each run's
+// figure ("max<=300ms met (238ms / 243ms / 269ms)"); otherwise run by run,
+// joined by " / ".
+func verdicts(group []report.Run) string {
+	first := group[0].SLO
+	same := true
+	for _, r := range group[1:] {
+		same = same && len(r.SLO) == len(first)
+		for i := 0; same && i < len(first); i++ {
+			same = r.SLO[i].Bound == first[i].Bound && r.SLO[i].Met == first[i].Met
+		}
+	}
+	if !same {
+		var vs []string
+		for _, r := range group {
+			vs = append(vs, verdict(r.SLO))
+		}
+		return strings.Join(slices.Compact(vs), " / ")
+	}
+	merged := slices.Clone(first)
+	for i := range merged {
+		var actual []string
+		for _, r := range group {
+			actual = append(actual, r.SLO[i].Actual)
+		}
+		merged[i].Actual = strings.Join(slices.Compact(actual), " / ")
+	}
+	return verdict(merged)
 }
 
 // verdict sums up the SLO evaluations of a run.

@@ -77,3 +77,28 @@ func TestRepeatedRunsShowTheMedianAndRange(t *testing.T) {
 		t.Errorf("Median of four = %v (%v-%v), want 2.5 (1-4)", m, lo, hi)
 	}
 }
+
+func TestSplitKeepsTheClientsFiguresAndMovesTheServersAndVerdictsMerge(t *testing.T) {
+	slo := func(actual string) []report.Evaluation {
+		return []report.Evaluation{{Bound: "max<=300ms", Actual: actual, Met: true}}
+	}
+	runs := []report.Run{
+		{Name: "unbounded", Goodput: 1, SLO: slo("238ms"), Server: &report.Server{Summary: scrape.Summary{Scrapes: 1, PeakGoroutines: 10}}},
+		{Name: "unbounded", Goodput: 2, SLO: slo("243ms"), Server: &report.Server{Summary: scrape.Summary{Scrapes: 1, PeakGoroutines: 12}}},
+	}
+	main, detail := TableOf(PhaseResult{Loadtest: &report.Report{Runs: runs}}).Split()
+	if main.Head[0] != "service" || detail.Head[0] != "service" || !slices.Contains(main.Head, "p99") || slices.Contains(main.Head, "goroutines") {
+		t.Errorf("main table %q: want the service, the client's figures, not the server's", main.Head)
+	}
+	if col := slices.Index(detail.Head, "goroutines"); col < 0 || detail.Rows[0][col] != "11 (10-12)" {
+		t.Errorf("server table %q %q: want the goroutines, 11 (10-12)", detail.Head, detail.Rows)
+	}
+	if got := main.Rows[0][len(main.Head)-1]; got != "max<=300ms met (238ms / 243ms)" {
+		t.Errorf("expectation = %q, want one verdict with each run's figure", got)
+	}
+	runs[1].SLO[0].Met = false
+	main, _ = TableOf(PhaseResult{Loadtest: &report.Report{Runs: runs}}).Split()
+	if got := main.Rows[0][len(main.Head)-1]; got != "max<=300ms met (238ms) / max<=300ms MISSED (243ms)" {
+		t.Errorf("expectation = %q, want run by run when the runs disagree", got)
+	}
+}

@@ -1,8 +1,7 @@
 package api
 
 // blockingSleep(d) waits d while holding its goroutine's OS thread, the
-// Go shape of a blocking call in a thread-per-request server (README, The
-// pitfalls: 4). How it holds the thread depends on the platform:
+// Go shape of a blocking call in a thread-per-request server (docs/scenarios/os-thread-pinning.md). How it holds the thread depends on the platform:
 //
 //   - Linux and the BSDs (blocksleep_nanosleep.go): the nanosleep system
 //     call. The thread is blocked in the kernel for the whole wait; the

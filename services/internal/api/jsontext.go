@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// encoding/json is lenient where the API must not be (README, API:
+// encoding/json is lenient where the API must not be (docs/reference/api.md,
 // Accepted input): it turns invalid UTF-8 and lone surrogate escapes
 // ("\ud800") into U+FFFD, matches field names case-insensitively
 // ("CUSTOMER_ID") and lets a repeated field overwrite the first. Each of

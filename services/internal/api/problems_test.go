@@ -16,7 +16,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/dberr"
 )
 
-// Each class of database error has one status and problem type (README,
+// Each class of database error has one status and problem type (docs/reference/api.md,
 // Errors); only what is left over is a 500. The real handlers meet these
 // through the fault suites (apptest.FaultSuite); a conflict cannot get past
 // validation to the database, nor can a refused transaction be provoked

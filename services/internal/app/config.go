@@ -27,7 +27,7 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	AuditDelay      time.Duration
 	// LeakEvery: every LeakEvery-th database call keeps its connection
-	// (LEAK_EVERY, 0: off; README, The pitfalls: 9).
+	// (LEAK_EVERY, 0: off; docs/scenarios/connection-leak.md).
 	LeakEvery int
 	LogLevel  slog.Level
 	Tracing   telemetry.Tracing // OTEL_* (telemetry.ReadTracing)

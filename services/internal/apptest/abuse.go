@@ -20,8 +20,8 @@ import (
 )
 
 // Abuse checks what clients that break the rules get, and that the service
-// goes on answering the others, under each HTTP server (README, "HTTP
-// servers", Limits).
+// goes on answering the others, under each HTTP server (docs/reference/http-servers.md,
+// Limits).
 func Abuse(t *testing.T, svc app.Service, env map[string]string) {
 	EachServer(t, env, func(t *testing.T, env map[string]string) {
 		inst := Start(t, svc, env)

@@ -8,7 +8,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/order"
 )
 
-// badInput holds the service to every class of bad input (README, API):
+// badInput holds the service to every class of bad input (docs/reference/api.md):
 // each case is answered with its status and a problem that names the
 // field, and none stores a row.
 func badInput(t *testing.T, inst *Instance) {
@@ -61,7 +61,7 @@ func badInput(t *testing.T, inst *Instance) {
 		{"non-numeric id", "GET", "/orders/abc", "", "", nil, 400, "id"},
 		{"negative id", "GET", "/orders/-4", "", "", nil, 400, "id"},
 
-		// Accepted input (README, API): what encoding/json would let
+		// Accepted input (docs/reference/api.md): what encoding/json would let
 		// through altered, and what the query and headers must not carry.
 		{"invalid UTF-8 in customer_id", "POST", "/orders", "application/json", order("c\xff", "s"), nil, 400, "customer_id"},
 		{"invalid UTF-8 in a sku", "POST", "/orders", "application/json", order("c", "s", "s\xfe\xff"), nil, 400, "items[1].sku"},

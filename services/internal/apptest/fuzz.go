@@ -19,7 +19,7 @@ import (
 // FuzzPlaceOrder runs POST /orders end to end, through the real handler
 // stack against real Postgres, with fuzzed text, numbers, Idempotency-Key
 // and query. The properties: never a 5xx; a rejection stores nothing; an
-// accepted order is stored, and read back, exactly as sent (README, API:
+// accepted order is stored, and read back, exactly as sent (docs/reference/api.md,
 // Accepted input). One service per fuzzing process.
 func FuzzPlaceOrder(f *testing.F, svc app.Service) {
 	f.Add("c-1", "A-1", 2, int64(1250), "", "")

@@ -13,9 +13,10 @@ import (
 	"github.com/orderlab/orderlab/services/internal/app"
 )
 
-// PoolPitfalls checks the knobs of the pool pitfalls (README, The pitfalls:
-// 9, 10, 11) on a model: LEAK_EVERY leaks connections until the pool is
-// dry; /work/db?conns=N holds N connections at once and deadlocks when the
+// PoolPitfalls checks the knobs of the pool pitfalls
+// (docs/scenarios/connection-leak.md, nested-acquire.md,
+// tx-across-downstream.md) on a model: LEAK_EVERY leaks connections until
+// the pool is dry; /work/db?conns=N holds N connections at once and deadlocks when the
 // pool cannot give one request all of them; POST /orders?api_delay with
 // api_call=inside holds the connection for the downstream call, with
 // api_call=before it does not. env sets the model's knobs so that it does

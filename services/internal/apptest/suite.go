@@ -99,7 +99,7 @@ func roundTrip(t *testing.T, inst *Instance) {
 	}
 }
 
-// acceptedInput: the edges of what is accepted (README, API: Accepted
+// acceptedInput: the edges of what is accepted (docs/reference/api.md, Accepted
 // input) are stored exactly as sent, byte for byte, and read back so.
 func acceptedInput(t *testing.T, inst *Instance) {
 	customer := "Zoë Ångström 東京 😀 \ufffd <&> \"q\" \\ "

@@ -7,7 +7,7 @@
 // (services/internal/postgres) gives each error its class in one place
 // and decides from it whether sending the call again is safe; the pipeline
 // decides from it whether a failed batch's orders are sent one by one; the
-// HTTP layer answers each class with one status and problem type (README,
+// HTTP layer answers each class with one status and problem type (docs/reference/api.md,
 // Errors).
 package dberr
 

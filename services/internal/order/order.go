@@ -110,7 +110,7 @@ func (in Input) Validate() error {
 	return v.Err()
 }
 
-// checkText holds a text field to its alphabet (README, API: Accepted
+// checkText holds a text field to its alphabet (docs/reference/api.md, Accepted
 // input): valid UTF-8 of printable characters (unicode.IsPrint: letters,
 // marks, numbers, punctuation, symbols and the ASCII space), not blank, at
 // most MaxTextLen characters. That rules out control characters and NUL,

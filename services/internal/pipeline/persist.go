@@ -154,8 +154,7 @@ func (p *Pipeline) commit(batch []*job) {
 		// Alone, the order's own error is the answer. A batch that the
 		// server did not refuse failed for another reason than what it
 		// holds (the database, the connection, the deadline) and was
-		// already retried by the store where that was safe (README, When
-		// the database fails): sending it order by order would fail the
+		// already retried by the store where that was safe (docs/reference/database-failures.md): sending it order by order would fail the
 		// same way, or store orders twice.
 		for _, j := range live {
 			j.done <- result{err: err}

@@ -10,8 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// How the services notice a database that stopped answering (README, When
-// the database fails). A refused connect fails at once; these bound the
+// How the services notice a database that stopped answering (docs/reference/database-failures.md). A refused connect fails at once; these bound the
 // waits that a silent peer (a partition, a blackhole, a host that died
 // without a reset) would otherwise make endless.
 const (

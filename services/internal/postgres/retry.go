@@ -8,8 +8,7 @@ import (
 )
 
 // A call that fails because its connection broke is sent once more, within
-// the caller's deadline, when that is safe (README, When the database
-// fails):
+// the caller's deadline, when that is safe (docs/reference/database-failures.md):
 //
 //   - dberr.ConnectionLost (nothing was committed): everything is sent again.
 //   - dberr.OutcomeUnknown (the transaction may have committed): keyed
