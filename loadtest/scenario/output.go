@@ -87,6 +87,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 			return err
 		}
 		b.WriteString("\n")
+		for _, w := range Warnings(p) {
+			fmt.Fprintf(&b, "Warning, %s\n\n", w)
+		}
 		for i, t := range outageTables(p.Outages) {
 			b.WriteString([]string{"Keyed orders beside the load, held to the orders table afterwards:\n\n", "Their answers, second by second:\n\n"}[i])
 			if err := t.WriteMarkdown(&b); err != nil {
@@ -142,6 +145,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 		}
 		if sp.Note != "" {
 			sec.Notes = append(sec.Notes, sp.Note)
+		}
+		for _, w := range Warnings(p) {
+			sec.Notes = append(sec.Notes, "Warning, "+w)
 		}
 
 		if p.Loadtest != nil {
