@@ -61,7 +61,7 @@ func (t *preciseTimer) arm(d time.Duration) error {
 // readOnce reads the expiration count; false (not yet: wait) on EAGAIN.
 func (t *preciseTimer) readOnce(fd uintptr) bool {
 	for {
-		_, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&t.buf[0])), uintptr(len(t.buf)))
+		_, e := rawRead(fd, t.buf[:])
 		switch e {
 		case unix.EINTR:
 			continue

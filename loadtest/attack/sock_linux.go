@@ -5,7 +5,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,14 +69,14 @@ func (s *sock) Read(p []byte) (int, error) {
 
 func (s *sock) readOnce(fd uintptr) bool {
 	for {
-		n, _, e := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
+		n, e := rawRead(fd, s.p)
 		switch e {
 		case unix.EINTR:
 			continue
 		case unix.EAGAIN:
 			return false
 		}
-		s.n, s.errno = int(n), e
+		s.n, s.errno = n, e
 		return true
 	}
 }
@@ -102,7 +101,7 @@ func (s *sock) write(b []byte) error {
 
 func (s *sock) writeOnce(fd uintptr) bool {
 	for len(s.p) > 0 {
-		n, _, e := unix.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
+		n, e := rawWrite(fd, s.p)
 		switch e {
 		case 0:
 			s.p = s.p[n:]
