@@ -8,15 +8,17 @@
 // A server that stalls therefore shows the stall in the corrected figures even
 // though the generator, having no free connection, could not send during it.
 //
-// Its default HTTP client is hand-written (rawhttp.go): an HTTP/1.1
-// keep-alive client over net.Conn that parses responses without allocating.
-// It stays because it is the reason loadtest costs about what wrk costs: in
+// Its default HTTP client is hand-written (rawhttp.go, and sock_linux.go
+// for its socket on Linux): an HTTP/1.1 keep-alive client that parses
+// responses without allocating and reads and writes with raw system calls.
+// It stays because it is the reason loadtest costs what wrk costs: in
 // `make bench-loadtest` (closed loop, 50 connections, client and server
-// pinned to a core each) it did 0.83x wrk's requests per client CPU-second
-// against net/http's client's 0.49x (2026-11-30, idle machine), and 0.77x
-// against 0.19x on saturated cores (2026-12-02; loadtest/README.md,
-// "Efficiency" and "The pacer"). When net/http's client
-// comes within a few percent of it, the hand-written one should go.
+// pinned to a core each, HDR recording and the metrics scrape on) it did
+// 1.00x [0.90-1.13] and 0.94x [0.93-1.01] of wrk's requests per client
+// CPU-second in two blocks, against net/http's client's 0.41x and 0.47x
+// (2026-12-02 06:42 and 06:54 UTC, medians of 3; loadtest/README.md,
+// "Efficiency"). When net/http's client comes within a
+// few percent of it, the hand-written one should go.
 //
 // The engine is a library so that other programs (the scenario runner) can
 // drive it: build a [Config], call [New], then [Attack.Run].

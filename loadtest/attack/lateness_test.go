@@ -94,23 +94,26 @@ func TestOpenRunRecordsLateness(t *testing.T) {
 	}
 }
 
-// TestWaitUntilIsNeverEarly: an open run's wait returns at or after the due
-// time, and at once when the run is canceled.
+// TestWaitUntilIsNeverEarly: an open run's wait, exact or on a batched
+// tick, returns at or after the due time, and at once when the run is
+// canceled.
 func TestWaitUntilIsNeverEarly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &worker{a: &Attack{}, client: ClientFunc(nil)}
 	defer w.close()
-	for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, 300 * time.Microsecond, 2 * time.Millisecond} {
-		due := time.Now().Add(d)
-		if !w.waitUntil(ctx, due) {
-			t.Fatalf("wait for %v: canceled", d)
-		}
-		if now := time.Now(); now.Before(due) {
-			t.Errorf("wait for %v returned %v early", d, due.Sub(now))
+	for _, exact := range []bool{true, false} {
+		for _, d := range []time.Duration{-time.Millisecond, 0, 50 * time.Microsecond, 300 * time.Microsecond, 2 * time.Millisecond} {
+			due := time.Now().Add(d)
+			if !w.waitUntil(ctx, due, exact) {
+				t.Fatalf("wait for %v (exact %v): canceled", d, exact)
+			}
+			if now := time.Now(); now.Before(due) {
+				t.Errorf("wait for %v (exact %v) returned %v early", d, exact, due.Sub(now))
+			}
 		}
 	}
 	done := make(chan bool)
-	go func() { done <- w.waitUntil(ctx, time.Now().Add(time.Hour)) }()
+	go func() { done <- w.waitUntil(ctx, time.Now().Add(time.Hour), true) }()
 	cancel()
 	select {
 	case ok := <-done:

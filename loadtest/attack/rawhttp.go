@@ -84,6 +84,7 @@ func (t *rawTransport) track(c net.Conn, open bool) {
 type rawClient struct {
 	t    *rawTransport
 	conn net.Conn
+	sock *sock       // conn's reads and writes
 	stop func() bool // unregisters the close-on-cancel hook
 	br   *bufio.Reader
 	buf  []byte
@@ -149,7 +150,7 @@ func (c *rawClient) roundTrip() (Response, error) {
 			c.deadlineSet = now
 		}
 	}
-	if _, err := c.conn.Write(c.buf); err != nil {
+	if err := c.sock.write(c.buf); err != nil {
 		return Response{}, err
 	}
 	resp, keep, err := c.readResponse()
@@ -168,13 +169,13 @@ func (c *rawClient) dial() error {
 		return err
 	}
 	c.t.track(conn, true)
-	c.conn = conn
+	c.conn, c.sock = conn, newSock(conn)
 	c.deadlineSet = time.Time{} // a new connection has no deadline
 	c.stop = context.AfterFunc(c.t.ctx, func() { _ = conn.Close() })
 	if c.br == nil {
-		c.br = bufio.NewReaderSize(conn, 8<<10)
+		c.br = bufio.NewReaderSize(c.sock, 8<<10)
 	} else {
-		c.br.Reset(conn)
+		c.br.Reset(c.sock)
 	}
 	return nil
 }
@@ -186,7 +187,7 @@ func (c *rawClient) closeConn() {
 	c.stop()
 	_ = c.conn.Close()
 	c.t.track(c.conn, false)
-	c.conn = nil
+	c.conn, c.sock = nil, nil
 }
 
 // readResponse reads one response (skipping interim 1xx ones), discards

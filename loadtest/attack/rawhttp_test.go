@@ -266,3 +266,59 @@ func TestReadResponseDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestFastClientClassifiesTransportErrors: the fast client's socket reads
+// and writes (raw system calls on Linux) fail as net.Conn's do, so that a
+// server that never answers is a timeout, and one that resets the
+// connection or closes it in the middle of an answer is a reset.
+func TestFastClientClassifiesTransportErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		serve func(net.Conn)
+		want  ErrClass
+	}{
+		{"silent", func(net.Conn) {}, ErrTimeout},
+		{"reset", func(c net.Conn) { _ = c.(*net.TCPConn).SetLinger(0); _ = c.Close() }, ErrReset},
+		{"half an answer", func(c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nok")
+			_ = c.Close()
+		}, ErrReset},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				defer conn.Close()
+				if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+					return
+				}
+				c.serve(conn)
+				if c.want == ErrTimeout {
+					_, _ = io.Copy(io.Discard, conn) // until the client gives up
+				}
+			}()
+			u, _ := url.Parse("http://" + l.Addr().String() + "/")
+			tr, err := NewTransport(context.Background(), TransportConfig{Kind: ClientFast, URL: u, Conns: 1, Timeout: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := tr.NewClient()
+			_, err = cl.Do(&Request{})
+			_ = cl.Close()
+			_ = tr.Close()
+			<-done
+			if err == nil || Classify(err) != c.want {
+				t.Errorf("error %v (class %v), want class %v", err, Classify(err), c.want)
+			}
+		})
+	}
+}

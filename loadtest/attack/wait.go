@@ -15,7 +15,11 @@ import (
 // processor until due, but only while that is small and for at most a tenth
 // of the wait, so that yielding never takes much of a core: on an overloaded
 // machine it would take CPU from everything else without helping.
-func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
+//
+// With exact false it only waits for the kernel's timer, without the early
+// wake and the yield: the caller accepts the wake's overshoot (batched
+// ticks, see batchTick).
+func (w *worker) waitUntil(ctx context.Context, due time.Time, exact bool) bool {
 	if !w.tried && !w.a.cfg.timerWaits {
 		w.tried = true
 		w.precise = newPreciseTimer(ctx)
@@ -24,6 +28,12 @@ func (w *worker) waitUntil(ctx context.Context, due time.Time) bool {
 		return w.sleep(ctx, time.Until(due))
 	}
 	wait := time.Until(due)
+	if !exact {
+		if wait <= 0 {
+			return ctx.Err() == nil
+		}
+		return w.precise.wait(ctx, wait)
+	}
 	early := min(w.early, wait/10) // yielding at most a tenth of the wait
 	if w.early > maxEarlyWake {
 		early = 0

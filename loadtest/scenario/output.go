@@ -88,6 +88,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 			return err
 		}
 		b.WriteString("\n")
+		for _, w := range Warnings(p) {
+			fmt.Fprintf(&b, "Warning, %s\n\n", w)
+		}
 		if len(detail.Rows) > 0 {
 			b.WriteString(serverSide + ":\n\n")
 			if err := detail.WriteMarkdown(&b); err != nil {
@@ -154,6 +157,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 		}
 		if sp.Note != "" {
 			sec.Notes = append(sec.Notes, sp.Note)
+		}
+		for _, w := range Warnings(p) {
+			sec.Notes = append(sec.Notes, "Warning, "+w)
 		}
 
 		if p.Loadtest != nil {

@@ -81,6 +81,42 @@ func successLatency(f func(*report.Latency) float64) func(PhaseResult, report.Ru
 	}
 }
 
+// lagFigure is a figure of the generator's own lateness (loadtest/README.md, What
+// the columns mean: lag p50, lag p99, lag max).
+func lagFigure(f func(*report.Latency) float64) func(PhaseResult, report.Run) (float64, bool) {
+	return func(_ PhaseResult, r report.Run) (float64, bool) {
+		l := r.Latency.SchedulerLag
+		if l == nil || l.Count == 0 {
+			return 0, false
+		}
+		return f(l), true
+	}
+}
+
+func anyLag(runs []report.Run) bool {
+	return slices.ContainsFunc(runs, func(r report.Run) bool {
+		return r.Latency.SchedulerLag != nil && r.Latency.SchedulerLag.Count > 0
+	})
+}
+
+// Warnings are the phase's runs' warnings (the generator's own lateness too
+// large beside the latency it measured), each once per target: "target:
+// warning".
+func Warnings(p PhaseResult) []string {
+	if p.Loadtest == nil {
+		return nil
+	}
+	var out []string
+	for _, r := range p.Loadtest.Runs {
+		for _, w := range r.Warnings {
+			if m := r.Name + ": " + w; !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
 func serverFigure(f func(report.Server) float64) func(PhaseResult, report.Run) (float64, bool) {
 	return func(_ PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
@@ -110,6 +146,9 @@ var httpColumns = []httpColumn{
 	{head: "p99", value: successLatency(func(l *report.Latency) float64 { return l.P99 }), format: report.FormatSeconds},
 	{head: "p99.9", value: successLatency(func(l *report.Latency) float64 { return l.P999 }), format: report.FormatSeconds},
 	{head: "max", value: successLatency(func(l *report.Latency) float64 { return l.Max }), format: report.FormatSeconds},
+	{head: "lag p50", value: lagFigure(func(l *report.Latency) float64 { return l.P50 }), format: report.FormatSeconds, when: anyLag},
+	{head: "lag p99", value: lagFigure(func(l *report.Latency) float64 { return l.P99 }), format: report.FormatSeconds, when: anyLag},
+	{head: "lag max", value: lagFigure(func(l *report.Latency) float64 { return l.Max }), format: report.FormatSeconds, when: anyLag},
 	{head: "ok", value: figure(func(r report.Run) float64 { return float64(r.Succeeded) }), format: decimals(0)},
 	{head: "rejected", value: figure(func(r report.Run) float64 { return float64(r.Rejected) }), format: decimals(0)},
 	{head: "errors", value: figure(func(r report.Run) float64 { return 100 * r.ErrorRate }), format: percent},

@@ -1,7 +1,10 @@
 package scenario
 
 import (
+	"html"
+	"io"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/orderlab/orderlab/loadtest/report"
@@ -100,5 +103,50 @@ func TestSplitKeepsTheClientsFiguresAndMovesTheServersAndVerdictsMerge(t *testin
 	main, _ = TableOf(PhaseResult{Loadtest: &report.Report{Runs: runs}}).Split()
 	if got := main.Rows[0][len(main.Head)-1]; got != "max<=300ms met (238ms) / max<=300ms MISSED (243ms)" {
 		t.Errorf("expectation = %q, want run by run when the runs disagree", got)
+	}
+}
+
+// TestPhaseShowsTheGeneratorsLateness: an open run's lateness (p50, p99,
+// max) stands next to its latencies, and its warning under the table, in
+// the table, the Markdown and the HTML.
+func TestPhaseShowsTheGeneratorsLateness(t *testing.T) {
+	warn := "the generator's own lateness p99 3ms is more than 10 % of the measured p50 2ms"
+	run := report.Run{Name: "semaphore", Settings: report.Settings{Mode: "open"}, ElapsedSeconds: 1,
+		Latency: report.Latencies{
+			Success:      &report.Latency{Count: 100, P50: 0.002, P99: 0.004, Max: 0.005},
+			SchedulerLag: &report.Latency{Count: 100, P50: 0.000012, P99: 0.003, Max: 0.004},
+		},
+		Warnings: []string{warn}}
+	p := PhaseResult{Name: "steady", Loadtest: &report.Report{Runs: []report.Run{run, run}}}
+	tab := TableOf(p)
+	for head, want := range map[string]string{"lag p50": report.FormatSeconds(0.000012), "lag p99": report.FormatSeconds(0.003), "lag max": report.FormatSeconds(0.004)} {
+		col := slices.Index(tab.Head, head)
+		if col < 0 || !strings.HasPrefix(tab.Rows[0][col], want+" (") {
+			t.Errorf("%s: row %q, want %s (head %q)", head, tab.Rows[0], want, tab.Head)
+		}
+		if col < slices.Index(tab.Head, "max") {
+			t.Errorf("%s comes before the latencies: %q", head, tab.Head)
+		}
+	}
+	if w := Warnings(p); len(w) != 1 || w[0] != "semaphore: "+warn {
+		t.Errorf("warnings %q, want the one warning once, with its target", w)
+	}
+	res := &Result{Scenario: Scenario{Name: "x", Phases: []Phase{{Name: "steady"}}}, Phases: []PhaseResult{p}}
+	for name, write := range map[string]func(io.Writer, *Result) error{"markdown": WriteMarkdown, "html": WriteHTML} {
+		var b strings.Builder
+		if err := write(&b, res); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if name == "html" {
+			out = html.UnescapeString(out)
+		}
+		if !strings.Contains(out, "lag p99") || !strings.Contains(out, warn) {
+			t.Errorf("%s: no lag column or no warning", name)
+		}
+	}
+	run.Latency.SchedulerLag, run.Warnings = nil, nil // a run without lateness (burst)
+	if tab := TableOf(PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}}); slices.Contains(tab.Head, "lag p50") {
+		t.Errorf("head %q: lag columns without lateness", tab.Head)
 	}
 }
