@@ -202,7 +202,7 @@ bench-loadtest: ## loadtest vs wrk: requests per client CPU-second (closed, open
 
 BENCH_ADMISSION_ARGS ?=
 .PHONY: bench-admission
-bench-admission: build ## server CPU per 429 against per GET /livez, on a saturated semaphore service (target: at most 2x)
+bench-admission: build ## server CPU per 429 against per GET /livez and per bare net/http answer, on a saturated semaphore service (target: at most 1.5x bare)
 	$(GO) build -o $(BIN)/benchadmission ./loadtest/internal/benchadmission
 	@if command -v taskset >/dev/null && [ "$$(nproc)" -ge 2 ]; then \
 	  taskset -c 0 $(BIN)/benchadmission -bin $(BIN) -server-cpu 1 $(BENCH_ADMISSION_ARGS); \
