@@ -68,6 +68,7 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Phases = s.Phases[:1] // the harsher profile adds nothing this test checks, only time
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := t.TempDir()
