@@ -169,3 +169,41 @@ func TestPoolLimitHoldsWithoutEvidence(t *testing.T) {
 		t.Errorf("limit %d after a binding window with 1%% waits, want 21", l)
 	}
 }
+
+// orderlab_limiter_signal shows what the pool-watching limit last decided
+// on, and only while it is the limit.
+func TestSignalMetric(t *testing.T) {
+	waits := PoolWaits{}
+	l, reg := newLimiter(t, Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return waits }})
+	p := l.cur.Load().permits.(*poolLimit)
+	now := time.Unix(0, 0)
+	p.now = func() time.Time { return now }
+	p.due.Store(now.Add(poolWindow).UnixNano())
+	waits = PoolWaits{Acquires: 100, Waited: 25}
+	now = now.Add(poolWindow)
+	p.tick()
+	signals := func() map[string]float64 {
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range fams {
+			if f.GetName() == "orderlab_limiter_signal" {
+				for _, m := range f.GetMetric() {
+					got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+		return got
+	}
+	if got := signals(); got["pool_wait_share"] != 0.25 || len(got) != 2 {
+		t.Errorf("signals %v, want pool_wait_share 0.25 and hold_vs_baseline", got)
+	}
+	if err := l.SetLimit(5, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := signals(); len(got) != 0 {
+		t.Errorf("signals %v with a fixed limit, want none", got)
+	}
+}
