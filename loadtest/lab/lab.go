@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +20,9 @@ type Config struct {
 	// Replicas of each service (default 1) run side by side, named
 	// <name>-1, <name>-2, ... (docs/scenarios: too-many-clients).
 	Replicas int
+	// AdminToken is every service's ADMIN_TOKEN (PATCH /knobs on its
+	// AdminURL); empty: their knobs are read-only.
+	AdminToken string
 	// Ready bounds the wait for /readyz (default 30 s); Grace the drain
 	// on Stop (default 15 s) before the process is killed.
 	Ready, Grace time.Duration
@@ -53,7 +57,7 @@ func Start(ctx context.Context, cfg Config) (*Lab, error) {
 			if cfg.Replicas > 1 {
 				label = fmt.Sprintf("%s-%d", name, r+1)
 			}
-			s, err := start(ctx, label, bin, cfg.Database, cfg.Env, filepath.Join(cfg.LogDir, label+".log"), cfg.Ready)
+			s, err := start(ctx, label, bin, cfg.Database, withToken(cfg.Env, cfg.AdminToken), filepath.Join(cfg.LogDir, label+".log"), cfg.Ready)
 			if err != nil {
 				return nil, errors.Join(err, l.Stop())
 			}
@@ -72,4 +76,17 @@ func (l *Lab) Stop() error {
 	}
 	l.Services = nil
 	return errors.Join(errs...)
+}
+
+// withToken is env with ADMIN_TOKEN set to token, when there is one.
+func withToken(env map[string]string, token string) map[string]string {
+	if token == "" {
+		return env
+	}
+	out := maps.Clone(env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out["ADMIN_TOKEN"] = token
+	return out
 }

@@ -18,6 +18,7 @@ type Service struct {
 	*proc.Process
 	URL        string // API base, e.g. http://127.0.0.1:40123
 	MetricsURL string // http://127.0.0.1:40124/metrics
+	AdminURL   string // the admin listener: http://127.0.0.1:40124 (GET/PATCH /knobs)
 }
 
 // start launches bin with env on two free loopback ports, its output
@@ -37,7 +38,7 @@ func start(ctx context.Context, name, bin, dbURL string, env map[string]string, 
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{Process: p, URL: "http://" + httpAddr, MetricsURL: "http://" + adminAddr + "/metrics"}
+	s := &Service{Process: p, URL: "http://" + httpAddr, MetricsURL: "http://" + adminAddr + "/metrics", AdminURL: "http://" + adminAddr}
 	if err := p.WaitReady(ctx, s.URL+"/readyz", ready); err != nil {
 		_ = p.Stop(5 * time.Second)
 		return nil, fmt.Errorf("%w (log %s)", err, log)

@@ -63,8 +63,15 @@ func (s Scenario) Validate() error {
 			bad("%s: a phase needs a name of its own", where)
 		}
 		seen[p.Name] = true
-		if p.Continue && (i == 0 || s.Phases[i-1].Tasks != nil || p.Tasks != nil || len(p.Env) > 0) {
-			bad("%s: continue needs an HTTP phase before it, runs HTTP load and sets no env (it runs on that phase's services)", where)
+		if p.Continue && (i == 0 || s.Phases[i-1].Tasks != nil || p.Tasks != nil) {
+			bad("%s: continue needs an HTTP phase before it and runs HTTP load (it runs on that phase's services)", where)
+		}
+		if p.Continue {
+			for _, name := range slices.Sorted(maps.Keys(p.Env)) {
+				if k, ok := knob(name); ok && k.Restart != "" {
+					bad("%s: continue changes knobs live, and %s cannot change live: %s", where, name, k.Restart)
+				}
+			}
 		}
 		errs = append(errs, s.validateEnv(where+".env", p.Env)...)
 		errs = append(errs, p.validate(where)...)

@@ -43,7 +43,8 @@ func TestParseReadsAFile(t *testing.T) {
 	}
 }
 
-// A continuing phase follows an HTTP phase and sets no env of its own.
+// A continuing phase follows an HTTP phase; its env may change only knobs
+// that change live.
 func TestParseContinue(t *testing.T) {
 	two := strings.Replace(valid, "expect:\n", `  - name: q
     continue: true
@@ -59,8 +60,12 @@ expect:
 		t.Errorf("phase q = %+v, load %+v", q, q.Load)
 	}
 	withEnv := strings.Replace(two, "    continue: true\n", "    continue: true\n    env: {LIMIT: \"7\"}\n", 1)
-	if _, err := Parse([]byte(withEnv)); err == nil || !strings.Contains(err.Error(), "sets no env") {
-		t.Errorf("a continuing phase with env: %v, want an error", err)
+	if s, err := Parse([]byte(withEnv)); err != nil || s.Phases[1].Env["LIMIT"] != "7" {
+		t.Errorf("a continuing phase with a live knob: %v, env %v; want it parsed", err, s.Phases[1].Env)
+	}
+	restart := strings.Replace(two, "    continue: true\n", "    continue: true\n    env: {HTTP_SERVER: nbio}\n", 1)
+	if _, err := Parse([]byte(restart)); err == nil || !strings.Contains(err.Error(), "cannot change live") {
+		t.Errorf("a continuing phase with a knob that needs a restart: %v, want an error", err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/annotate"
+	"github.com/orderlab/orderlab/loadtest/knobs"
 	"github.com/orderlab/orderlab/loadtest/lab"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
@@ -180,7 +181,7 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 		if !p.Continue {
 			pr.Env = merged(s.Env, p.Env)
 		} else {
-			pr.Env = res.Phases[i-1].Env
+			pr.Env = merged(res.Phases[i-1].Env, p.Env)
 		}
 		if r.Endpoints == nil && *be == nil {
 			var err error
@@ -188,7 +189,7 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 				return err
 			}
 		}
-		if live != nil && !p.Continue {
+		if live != nil && (!p.Continue || len(p.Env) > 0) {
 			if err := live.apply(ctx, s.Targets, pr.Env); err != nil {
 				return fmt.Errorf("phase %s: %w", p.Name, err)
 			}
@@ -229,6 +230,35 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 	return nil
 }
 
+// localToken is the ADMIN_TOKEN of the services a local run starts: a
+// continuing phase changes their knobs with it (setKnobs).
+const localToken = "orderlab-scenario"
+
+// setKnobs changes the knobs of env that exist on target on every process
+// of running, and waits until each change shows.
+func (r *Runner) setKnobs(ctx context.Context, target string, running *lab.Lab, env map[string]string) error {
+	set := map[string]string{}
+	for name, v := range env {
+		if appliesTo(name, target) {
+			set[name] = v
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	for _, svc := range running.Services {
+		c := &knobs.Client{Admin: svc.AdminURL, Token: localToken}
+		if err := c.Patch(ctx, set); err != nil {
+			return fmt.Errorf("%s: %w", svc.Name, err)
+		}
+		if err := c.Wait(ctx, set, knobWait); err != nil {
+			return fmt.Errorf("%s: %w", svc.Name, err)
+		}
+	}
+	fmt.Fprintf(r.Log, "   %s: live %s\n", target, envString(set))
+	return nil
+}
+
 func (r *Runner) stop(name string, running *lab.Lab) {
 	if err := running.Stop(); err != nil {
 		fmt.Fprintf(r.Log, "   stopping %s: %v\n", name, err)
@@ -265,9 +295,13 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 			fmt.Fprintf(r.Log, "   starting %s%s with %s\n", how, name, envString(pr.Env))
 			var err error
 			running, err = lab.Start(ctx, lab.Config{BinDir: r.BinDir, Services: []string{name}, Env: pr.Env,
-				Database: be.urlFor(p), LogDir: logDir, Replicas: replicas})
+				Database: be.urlFor(p), LogDir: logDir, Replicas: replicas, AdminToken: localToken})
 			if err != nil {
 				return nil, err
+			}
+		} else if p.Continue && len(p.Env) > 0 {
+			if err := r.setKnobs(ctx, name, running, p.Env); err != nil {
+				return running, err
 			}
 		}
 		svc := running.Services[0]

@@ -68,6 +68,7 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Phases = s.Phases[:1] // the harsher profile adds nothing this test checks, only time
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := t.TempDir()
@@ -148,8 +149,8 @@ func TestRunnerScrapesABurstAtItsPeak(t *testing.T) {
 
 // TestRunnerContinuesAndRepeats runs a two-phase scenario twice over
 // (Count 2), its second phase continuing on the first phase's service: the
-// continued run finds the orders of the run before it in the same process,
-// each phase holds two runs of the target, and the table quotes their
+// continued run finds the orders of the run before it in the same process
+// and the pool size its env set live, each phase holds two runs of the target, and the table quotes their
 // median and range.
 func TestRunnerContinuesAndRepeats(t *testing.T) {
 	bin := buildServices(t)
@@ -166,6 +167,7 @@ phases:
     load: {mode: closed, concurrency: 4, requests: 40}
   - name: second
     continue: true
+    env: {DB_MAX_CONNS: "3"}
     request: {method: POST, path: "/orders?db_delay=1ms"}
     load: {mode: closed, concurrency: 4, requests: 40, retry: immediate}
 panels: [Throughput]
@@ -193,6 +195,9 @@ panels: [Throughput]
 		if first.Orders < 40 || first.Limit == 0 {
 			t.Errorf("repetition %d: the continued run's first scrape saw %v orders and limit %v: want the 40 of the phase before, on the same adaptive limiter",
 				i+1, first.Orders, first.Limit)
+		}
+		if first.PoolMax != 3 {
+			t.Errorf("repetition %d: the continued run's first scrape saw a pool of %v: want the 3 its env set live", i+1, first.PoolMax)
 		}
 	}
 	if first := res.Phases[0].Loadtest.Runs[1].Server.Samples[0]; first.Orders != 0 {

@@ -81,7 +81,9 @@ type Phase struct {
 	// Continue runs the phase on the services of the phase before it, still
 	// running, instead of fresh ones: a change of load (a slower query, say)
 	// that the same processes see live, as an adaptive limit must. A
-	// continuing phase sets no env of its own.
+	// continuing phase's env changes those services' knobs live (PATCH
+	// /knobs), on top of the env of the phase before; only knobs that can
+	// change live.
 	Continue bool     `yaml:"continue,omitempty" json:"continue,omitempty"`
 	Request  *Request `yaml:"request,omitempty" json:"request,omitempty"`
 	Load     *Load    `yaml:"load,omitempty" json:"load,omitempty"`

@@ -145,9 +145,28 @@ var limitDesc = prometheus.NewDesc("orderlab_limiter_limit",
 	"The current limit on permits: LIMIT when fixed, the adaptive limit's current value when LIMIT=adaptive.",
 	[]string{"mode"}, nil)
 
-func (c limitCollector) Describe(ch chan<- *prometheus.Desc) { ch <- limitDesc }
+// signalDesc is what the pool-watching adaptive limit (poolwait.go) last
+// decided on, exported while it is the limit: the share of the window's
+// pool acquires that waited (it backs off above 0.02) and the window's
+// mean hold over the baseline hold (it backs off above 1.5).
+var signalDesc = prometheus.NewDesc("orderlab_limiter_signal",
+	"What the adaptive limit on the pool decided on in its last window: signal=pool_wait_share, the share of pool acquires that waited (backs off above 0.02); signal=hold_vs_baseline, the mean permit hold over the baseline hold (backs off above 1.5; 0 with too few holds).",
+	[]string{"signal"}, nil)
+
+func (c limitCollector) Describe(ch chan<- *prometheus.Desc) { ch <- limitDesc; ch <- signalDesc }
 
 func (c limitCollector) Collect(ch chan<- prometheus.Metric) {
 	is := c.l.cur.Load()
 	ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(is.limit()), is.mode)
+	p, ok := is.permits.(*poolLimit)
+	if !ok {
+		return
+	}
+	s := p.signals()
+	ratio := 0.0
+	if s.hold > 0 && s.base > 0 {
+		ratio = float64(s.hold) / float64(s.base)
+	}
+	ch <- prometheus.MustNewConstMetric(signalDesc, prometheus.GaugeValue, s.waitShare, "pool_wait_share")
+	ch <- prometheus.MustNewConstMetric(signalDesc, prometheus.GaugeValue, ratio, "hold_vs_baseline")
 }

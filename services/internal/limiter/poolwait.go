@@ -28,27 +28,61 @@ const poolWindow = 100 * time.Millisecond
 // ping) must not push it down.
 const poolWaitShare = 0.02
 
+// latencyRise is how far a window's mean hold may rise above the baseline
+// before the limit backs off on latency; latencyFall is how much shorter
+// the holds begun after such a cut must be than those begun before it for
+// the cut to count as having helped; holdSamples is the fewest holds a
+// latency figure is taken from.
+const (
+	latencyRise = 1.5
+	latencyFall = 0.97
+	holdSamples = 10
+)
+
 // poolLimit is LIMIT=adaptive when the limiter can read the pool it
-// protects (Config.PoolWaits): an AIMD controller on the pool's own
-// signal, whether acquires had to wait for a connection. The semaphore
-// guards one known resource, so the question a limit must answer is "does
-// the pool have a connection free for every permit?", and the pool answers
-// it directly: with at most as many permits as connections no acquire
-// waits, with one more they start to. So, each window:
+// protects (Config.PoolWaits): an AIMD controller on two signals, the
+// pool's own first and request latency second.
+//
+// The pool. The semaphore guards one known resource, so the question a
+// limit must answer is "does the pool have a connection free for every
+// permit?", and the pool answers it directly: with at most as many permits
+// as connections no acquire waits, with one more they start to. A slower
+// query (100 ms instead of 20) changes no acquire's wait while the permits
+// fit the pool, which is why this limit does not lose the pool after a
+// slow phase, as a latency gradient whose baseline drifts does. The pool
+// size is never configured: it is found, and followed when it shrinks
+// (waits appear) or grows (none do).
+//
+// Latency. A pool with a connection for every permit can still be too many
+// for what is behind it: a database whose cores are busy, or a process
+// whose admitted requests wait for a CPU, answers each permit more slowly
+// without any acquire waiting. The limit sees that as the time a permit is
+// held (admission to release, completed work only) rising above its
+// baseline, the lowest window mean seen. A rise alone is ambiguous: fewer
+// permits shorten a hold that queues for something, not a query that got
+// slower. So a latency cut is an experiment: the holds begun after it are
+// compared with those begun before it that ended after it, the same
+// moments at the old limit (the window that caused the cut may have caught
+// the rise half-way). Shorter by latencyFall, the rise was congestion and
+// the limit may go on down; not shorter, the slower hold is the new normal
+// and becomes the baseline. A slower query thus costs one cut of a tenth,
+// won back in a few windows.
+//
+// Each window, in order:
 //
 //   - more than poolWaitShare of the acquires waited: the limit is above
 //     the pool; cut it by a tenth (at least one);
-//   - none waited (or few) and the limit turned a request away or made it
-//     queue: the limit may be below the pool; add one;
+//   - a latency cut awaits its verdict: hold until holdSamples holds begun
+//     after it have completed, then judge it (above);
+//   - the mean hold is over latencyRise times the baseline: cut by a
+//     tenth, and wait for the verdict;
+//   - none of these, and the limit turned a request away or made it
+//     queue: the limit may be below what the pool can take; add one;
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
-// It settles one or two above the pool's free connections, oscillating
-// by a tenth, and follows the pool when it shrinks (waits appear) or grows
-// (none do). Request latency does not enter: a slower query (100 ms instead
-// of 20) changes no acquire's wait while the permits fit the pool, which is
-// why it does not lose the pool after a slow phase, as a latency gradient
-// whose baseline drifts does. The pool size is never configured: it is
-// found.
+// With a fast database it settles one or two above the pool's free
+// connections, oscillating by a tenth; with a congested one, where the
+// mean hold is latencyRise times the uncongested one.
 type poolLimit struct {
 	g      *gate.Gate
 	lo, hi int
@@ -59,10 +93,39 @@ type poolLimit struct {
 	binding atomic.Bool
 	// due is when the window ends, in now's UnixNano.
 	due atomic.Int64
+	// held sums the window's completed holds; of those since cutAt
+	// (UnixNano), the latency cut awaiting its verdict, after the ones
+	// begun after it and before the others.
+	held, before, after holds
+	cutAt               atomic.Int64
 
-	mu   sync.Mutex // one adjustment at a time; guards last and cur
-	last PoolWaits
-	cur  int
+	mu      sync.Mutex // one adjustment at a time; guards the rest
+	last    PoolWaits
+	cur     int
+	base    time.Duration // baseline hold; 0 until measured
+	judging time.Duration // > 0: the mean hold that made a latency cut
+	signal  poolSignal
+}
+
+// holds sums completed holds.
+type holds struct{ n, ns atomic.Int64 }
+
+func (h *holds) add(d time.Duration) { h.ns.Add(int64(d)); h.n.Add(1) }
+
+// take returns the mean hold and the count, and starts again from zero.
+func (h *holds) take() (time.Duration, int64) {
+	n, ns := h.n.Swap(0), h.ns.Swap(0)
+	if n == 0 {
+		return 0, 0
+	}
+	return time.Duration(ns / n), n
+}
+
+// poolSignal is what the last window saw (orderlab_limiter_signal).
+type poolSignal struct {
+	waitShare float64       // of its acquires, the share that waited
+	hold      time.Duration // its mean hold (0: too few)
+	base      time.Duration // the baseline hold
 }
 
 func newPoolLimit(cfg Config) (*poolLimit, error) {
@@ -74,12 +137,28 @@ func newPoolLimit(cfg Config) (*poolLimit, error) {
 	p := &poolLimit{g: gate.New(start), lo: lo, hi: hi, waits: cfg.PoolWaits, now: time.Now, cur: start}
 	p.last = p.waits()
 	p.due.Store(p.now().Add(poolWindow).UnixNano())
+	p.cutAt.Store(-1 << 63)
 	return p, nil
 }
 
-func (p *poolLimit) release(bool) {
-	p.g.Release()
-	p.tick()
+// admitted returns the release of a permit taken now.
+func (p *poolLimit) admitted() func(bool) {
+	start := p.now()
+	return func(done bool) {
+		p.g.Release()
+		if done {
+			end := p.now()
+			d := end.Sub(start)
+			p.held.add(d)
+			switch cut := p.cutAt.Load(); {
+			case start.UnixNano() >= cut:
+				p.after.add(d)
+			case end.UnixNano() >= cut:
+				p.before.add(d)
+			}
+		}
+		p.tick()
+	}
 }
 
 func (p *poolLimit) tryAcquire() (func(bool), bool) {
@@ -88,7 +167,7 @@ func (p *poolLimit) tryAcquire() (func(bool), bool) {
 		p.tick()
 		return nil, false
 	}
-	return p.release, true
+	return p.admitted(), true
 }
 
 func (p *poolLimit) acquire(ctx context.Context) (func(bool), error) {
@@ -96,10 +175,17 @@ func (p *poolLimit) acquire(ctx context.Context) (func(bool), error) {
 	if err := p.g.Acquire(ctx); err != nil {
 		return nil, err
 	}
-	return p.release, nil
+	return p.admitted(), nil
 }
 
 func (p *poolLimit) limit() int { return p.g.Size() }
+
+// signals is what the last window saw.
+func (p *poolLimit) signals() poolSignal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.signal
+}
 
 // tick adjusts the limit when the window is over; one caller does, the
 // others go on at once.
@@ -113,21 +199,51 @@ func (p *poolLimit) tick() {
 		return
 	}
 	p.due.Store(now.Add(poolWindow).UnixNano())
-	p.adjust()
+	p.adjust(now)
 }
 
 // adjust is one window's decision (the type's comment); p.mu is held.
-func (p *poolLimit) adjust() {
+func (p *poolLimit) adjust(now time.Time) {
 	w := p.waits()
 	acquires, waited := w.Acquires-p.last.Acquires, w.Waited-p.last.Waited
 	p.last = w
 	binding := p.binding.Swap(false)
+	hold, n := p.held.take()
+	if n < holdSamples {
+		hold = 0
+	}
+	cut := min(p.cur-1, p.cur*9/10)
 	next := p.cur
 	switch {
 	case acquires > 0 && float64(waited) > poolWaitShare*float64(acquires):
-		next = min(p.cur-1, p.cur*9/10)
+		next, p.judging = cut, 0
+	case p.judging > 0:
+		if p.after.n.Load() < holdSamples {
+			break
+		}
+		after, _ := p.after.take()
+		before, n := p.before.take()
+		if n < holdSamples {
+			before = p.judging
+		}
+		if float64(after) > latencyFall*float64(before) {
+			p.base = after // the cut did not help: the hold is the new normal
+		}
+		p.judging = 0
+	case hold > 0 && p.base > 0 && float64(hold) > latencyRise*float64(p.base):
+		next, p.judging = cut, hold
+		p.cutAt.Store(now.UnixNano())
+		p.after.take()
+		p.before.take()
 	case binding:
 		next = p.cur + 1
+	}
+	if hold > 0 && p.judging == 0 && (p.base == 0 || hold < p.base) {
+		p.base = hold
+	}
+	p.signal = poolSignal{hold: hold, base: p.base}
+	if acquires > 0 {
+		p.signal.waitShare = float64(waited) / float64(acquires)
 	}
 	next = min(max(next, p.lo), p.hi)
 	if next != p.cur {

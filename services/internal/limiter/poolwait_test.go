@@ -1,41 +1,38 @@
 package limiter
 
 import (
+	"strconv"
 	"testing"
 	"time"
 )
 
-// fakePool is the signal of a pool of size connections under a load that
-// always wants more permits than the limit gives: of the acquires made
-// while held permits are in use, the share above the pool's size waits.
-type fakePool struct {
-	size  int
-	waits PoolWaits
+// sim drives a poolLimit on a clock of its own, one millisecond at a time,
+// under a closed loop that always wants more permits than the limit gives
+// (every permit given back is taken again at once). Each request holds its
+// permit for the query's time, longer when it has to share: with n permits
+// held, n above the pool's size queue for a connection (and their acquires
+// count as waited), n above the database's capacity queue for the
+// database (a busy CPU, say: no acquire waits). Either way the hold grows
+// as n over the smaller of the two.
+type sim struct {
+	t        *testing.T
+	p        *poolLimit
+	now      time.Time
+	pool     int
+	capacity int
+	query    time.Duration
+	waits    PoolWaits
+	held     []simHold
 }
 
-func (f *fakePool) read() PoolWaits { return f.waits }
-
-// window is one poolWindow of work with held permits in use: 100 acquires.
-func (f *fakePool) window(held int) {
-	f.waits.Acquires += 100
-	if held > f.size {
-		waited := int64(100 * (held - f.size) / held)
-		f.waits.Waited += waited
-		f.waits.WaitTime += time.Duration(waited) * time.Millisecond
-	}
+type simHold struct {
+	end     time.Time
+	release func(bool)
 }
 
-// stepper drives a poolLimit window by window on a clock of its own.
-type stepper struct {
-	t    *testing.T
-	p    *poolLimit
-	pool *fakePool
-	now  time.Time
-}
-
-func newStepper(t *testing.T, poolSize int) *stepper {
-	s := &stepper{t: t, pool: &fakePool{size: poolSize}, now: time.Unix(0, 0)}
-	p, err := newPoolLimit(Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: s.pool.read})
+func newSim(t *testing.T, pool int) *sim {
+	s := &sim{t: t, pool: pool, capacity: 1000, query: 20 * time.Millisecond, now: time.Unix(0, 0)}
+	p, err := newPoolLimit(Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return s.waits }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,61 +42,114 @@ func newStepper(t *testing.T, poolSize int) *stepper {
 	return s
 }
 
-// step runs one window: every permit the limit gives is taken (one more
-// request is turned away: the limit binds), the pool sees them at work,
-// the clock moves past the window and the permits are given back, the
-// first release ending the window.
-func (s *stepper) step() int {
-	var held []func(bool)
+// ms moves the clock one millisecond: the holds that are over are given
+// back, then permits are taken until the limit refuses one.
+func (s *sim) ms() {
+	s.now = s.now.Add(time.Millisecond)
+	kept := s.held[:0]
+	for _, h := range s.held {
+		if h.end.After(s.now) {
+			kept = append(kept, h)
+			continue
+		}
+		h.release(true)
+	}
+	s.held = kept
 	for {
 		r, ok := s.p.tryAcquire()
 		if !ok {
-			break
+			return
 		}
-		held = append(held, r)
+		n := len(s.held) + 1
+		s.waits.Acquires++
+		if n > s.pool {
+			s.waits.Waited++
+			s.waits.WaitTime += s.query
+		}
+		share := float64(n) / float64(min(s.pool, s.capacity))
+		s.held = append(s.held, simHold{end: s.now.Add(time.Duration(float64(s.query) * max(1, share))), release: r})
 	}
-	s.pool.window(len(held))
-	s.now = s.now.Add(poolWindow)
-	for _, r := range held {
-		r(true)
-	}
-	return s.p.limit()
 }
 
-// settle steps for d and fails unless the limit is within 20% of want by
-// 10 s into it and stays there.
-func (s *stepper) settle(what string, d time.Duration, want int) {
+// run simulates d and fails unless, from 10 s into it, the limit stays
+// within lo..hi. It returns the lowest limit of the whole run.
+func (s *sim) run(what string, d time.Duration, lo, hi int) (lowest int) {
 	s.t.Helper()
 	var trace []int
-	for i := range int(d / poolWindow) {
-		l := s.step()
-		trace = append(trace, l)
-		if time.Duration(i+1)*poolWindow >= 10*time.Second && (l < want*8/10 || l > want*12/10) {
-			s.t.Fatalf("%s: limit %d after %s, want %d ± 20%%; limits by window: %v",
-				what, l, time.Duration(i+1)*poolWindow, want, trace)
+	lowest = s.p.limit()
+	for i := range int(d / time.Millisecond) {
+		s.ms()
+		l := s.p.limit()
+		lowest = min(lowest, l)
+		if (i+1)%100 != 0 {
+			continue
 		}
+		trace = append(trace, l)
+		if time.Duration(i+1)*time.Millisecond >= 10*time.Second && (l < lo || l > hi) {
+			s.t.Fatalf("%s: limit %d after %s, want %d..%d; limits by window: %v",
+				what, l, time.Duration(i+1)*time.Millisecond, lo, hi, trace)
+		}
+	}
+	return lowest
+}
+
+// around is want ± 20%.
+func around(want int) (int, int) { return want * 8 / 10, want * 12 / 10 }
+
+// The limit follows the pool's size, told nothing of it: from its start of
+// 20 on a pool of 20, to a pool shrunk to 10, grown to 60, and back to 20;
+// each within 10 s, and there it stays.
+func TestPoolLimitFollowsThePool(t *testing.T) {
+	s := newSim(t, 20)
+	for _, pool := range []int{20, 10, 60, 20} {
+		s.pool = pool
+		lo, hi := around(pool)
+		s.run("pool "+strconv.Itoa(pool), 20*time.Second, lo, hi)
 	}
 }
 
-// The limit follows the pool's size, told nothing of it: from its start of
-// 20 down to a pool of 10, up to a pool of 60, down to 20; each within 10 s,
-// and there it stays.
-func TestPoolLimitFollowsThePool(t *testing.T) {
-	s := newStepper(t, 10)
-	s.settle("pool 10", 20*time.Second, 10)
-	s.pool.size = 60
-	s.settle("pool 60", 20*time.Second, 60)
-	s.pool.size = 20
-	s.settle("pool 20", 20*time.Second, 20)
+// With a connection for every permit but a database that serves only 8 at
+// full speed, no acquire waits and the holds grow: latency is the signal.
+// The limit comes down to where the mean hold is at most latencyRise times
+// the uncongested one (8 x 1.5 = 12), not below the capacity by more than
+// a fifth, and goes back to the pool when the database recovers.
+func TestPoolLimitBacksOffWhenHoldsGrowWithoutPoolWaits(t *testing.T) {
+	s := newSim(t, 20)
+	lo, hi := around(20)
+	s.run("pool 20, database fast", 20*time.Second, lo, hi)
+	s.capacity = 8
+	was := s.waits
+	s.run("pool 20, database serving 8", 20*time.Second, 8*8/10, int(latencyRise*8)+1)
+	if acq, waited := s.waits.Acquires-was.Acquires, s.waits.Waited-was.Waited; waited*50 > acq {
+		t.Fatalf("%d of %d acquires waited: the pool was the signal, not latency", waited, acq)
+	}
+	s.capacity = 1000
+	s.run("pool 20, database fast again", 20*time.Second, lo, hi)
+}
+
+// A query that gets slower (20 ms to 100 ms and back) is no congestion: the
+// holds grow whatever the limit, so the one latency cut it causes does not
+// shorten them, the slower hold becomes the baseline, and the limit stays
+// with the pool, never more than two cuts of a tenth below it.
+func TestPoolLimitKeepsThePoolWhenTheQuerySlows(t *testing.T) {
+	s := newSim(t, 20)
+	lo, hi := around(20)
+	for _, q := range []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 20 * time.Millisecond} {
+		s.query = q
+		low := s.run("query "+q.String(), 20*time.Second, lo, hi)
+		if low < 20*9/10*9/10 {
+			t.Fatalf("query %s: the limit went down to %d, want at most two cuts below the pool of 20", q, low)
+		}
+	}
 }
 
 // A limit that binds nothing learns nothing: with the permits never all
 // held it keeps its value, and a window of waits lowers it only when more
 // than a few acquires waited.
 func TestPoolLimitHoldsWithoutEvidence(t *testing.T) {
-	s := newStepper(t, 20)
+	s := newSim(t, 20)
 	for range 50 {
-		s.pool.waits.Acquires += 100
+		s.waits.Acquires += 100
 		s.now = s.now.Add(poolWindow)
 		r, ok := s.p.tryAcquire()
 		if !ok {
@@ -110,12 +160,50 @@ func TestPoolLimitHoldsWithoutEvidence(t *testing.T) {
 	if l := s.p.limit(); l != 20 {
 		t.Errorf("limit %d after idle windows, want its start, 20", l)
 	}
-	s.pool.waits.Acquires += 100
-	s.pool.waits.Waited++ // a readiness ping
+	s.waits.Acquires += 100
+	s.waits.Waited++ // a readiness ping
 	s.now = s.now.Add(poolWindow)
 	s.p.binding.Store(true)
 	s.p.tick()
 	if l := s.p.limit(); l != 21 {
 		t.Errorf("limit %d after a binding window with 1%% waits, want 21", l)
+	}
+}
+
+// orderlab_limiter_signal shows what the pool-watching limit last decided
+// on, and only while it is the limit.
+func TestSignalMetric(t *testing.T) {
+	waits := PoolWaits{}
+	l, reg := newLimiter(t, Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return waits }})
+	p := l.cur.Load().permits.(*poolLimit)
+	now := time.Unix(0, 0)
+	p.now = func() time.Time { return now }
+	p.due.Store(now.Add(poolWindow).UnixNano())
+	waits = PoolWaits{Acquires: 100, Waited: 25}
+	now = now.Add(poolWindow)
+	p.tick()
+	signals := func() map[string]float64 {
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, f := range fams {
+			if f.GetName() == "orderlab_limiter_signal" {
+				for _, m := range f.GetMetric() {
+					got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+				}
+			}
+		}
+		return got
+	}
+	if got := signals(); got["pool_wait_share"] != 0.25 || len(got) != 2 {
+		t.Errorf("signals %v, want pool_wait_share 0.25 and hold_vs_baseline", got)
+	}
+	if err := l.SetLimit(5, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := signals(); len(got) != 0 {
+		t.Errorf("signals %v with a fixed limit, want none", got)
 	}
 }
