@@ -158,6 +158,19 @@ func checkFront(t *testing.T, project *types.Project) {
 	if !published {
 		t.Errorf("front: ports %+v, want 127.0.0.1:8080:8080 (the page's address in the docs)", s.Ports)
 	}
+	// The board links to the page where compose publishes it (and the
+	// page links back to the board: loadtest/frontcmd.go's -grafana).
+	for _, b := range loadBoards(t) {
+		if !slices.ContainsFunc(b.Links, func(l struct {
+			Title     string  `json:"title"`
+			URL       string  `json:"url"`
+			Placement *string `json:"placement"`
+		}) bool {
+			return l.URL == "http://127.0.0.1:8080/"
+		}) {
+			t.Errorf("board %s: no link to the front page at http://127.0.0.1:8080/", b.UID)
+		}
+	}
 	if env(s, "ORDERLAB_LAB") != "compose" {
 		t.Errorf("front: ORDERLAB_LAB=%q, want compose (the services by name)", env(s, "ORDERLAB_LAB"))
 	}
