@@ -90,8 +90,14 @@ func entryOf(s scenario.Scenario) Entry {
 			e.Changes.DB = append(e.Changes.DB, fmt.Sprintf("%d replicas of each service", c.Replicas))
 		}
 	}
-	if e.Changes.DB == nil {
-		e.Changes.DB = []string{}
+	// null is no list for the page: every list is one, empty or not.
+	for _, l := range []*[]string{&e.Changes.DB, &e.Changes.Load, &e.Panels, &e.Targets} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if e.Expect == nil {
+		e.Expect = []scenario.Expectation{}
 	}
 	return e
 }

@@ -421,3 +421,21 @@ func TestThePageIsServedFromTheBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestTheCatalogHasNoNullLists: the page reads every list of every entry
+// (a tasks-only scenario names no panels).
+func TestTheCatalogHasNoNullLists(t *testing.T) {
+	all, err := catalog.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all {
+		data, err := json.Marshal(entryOf(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "null") {
+			t.Errorf("%s: %s", s.Name, data)
+		}
+	}
+}

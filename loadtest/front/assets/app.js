@@ -85,7 +85,7 @@ function renderCatalog() {
         el("dt", { text: "Load" }), el("dd", {}, phases),
         el("dt", { text: "Database" }), el("dd", { text: s.changes.db.length ? s.changes.db.join("; ") : "nothing" }),
         el("dt", { text: "Expects" }), el("dd", {}, expects),
-        el("dt", { text: "Watch" }), el("dd", { text: s.panels.join(", ") }),
+        el("dt", { text: "Watch" }), el("dd", { text: s.panels.length ? s.panels.join(", ") : "none: it runs in-process" }),
         el("dt", { text: "In the lab" }), el("dd", { class: s.in_lab ? "" : "inlab-no", text: inlab }),
         el("dt", { text: "Takes" }), el("dd", { text: secs ? `about ${fmtLeft(secs * 1000)} of load` : "as long as its requests take" })),
       btn));
