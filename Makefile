@@ -298,6 +298,13 @@ pictures: build chromium ## the docs' pictures (docs/img/pictures.txt): charts o
 	  $(GO) run ./internal/docshot -html "$(PICTURES_OUT)/$$report.html" "$$how" -out "docs/img/$$png" && echo "docs/img/$$png: $$report, $$what" || exit 1; \
 	done
 
+# The front page's screenshots (docs/front-page.md): the e2e's lab with a
+# quick pool-starvation run from the page in headless Chromium, which saves
+# the catalog, the run in progress and its verdict as docs/img/front-*.png.
+.PHONY: front-pictures
+front-pictures: $(BIN)/prometheus chromium ## the front page's screenshots, docs/img/front-{catalog,run,verdict}.png, from the e2e's lab
+	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus FRONT_SHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -v -timeout 10m -run 'TestLab$$' ./e2e/
+
 BENCH_TASKS_ARGS ?=
 .PHONY: bench
 bench: ## scenario 4 and 10 benchmarks: 100,000 jobs of 50 ms, goroutines vs pools; CPU-bound parity

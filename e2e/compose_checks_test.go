@@ -4,9 +4,11 @@ package e2e
 // helpers to read a service.
 
 import (
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +152,66 @@ func bindMounts(s types.ServiceConfig) map[string]string {
 		}
 	}
 	return m
+}
+
+// checkFront checks the front page's service: started by `docker compose
+// up`, published on loopback at 8080, staging runs by the services' names
+// with their token, after the services and Prometheus are up; and the
+// addresses `loadtest front` takes inside compose (loadtest/frontcmd.go)
+// are compose's: prometheus:9090 and the background's -listen port.
+func checkFront(t *testing.T, project *types.Project) {
+	t.Helper()
+	s, ok := project.Services["front"]
+	if !ok {
+		t.Fatal("no front service")
+	}
+	if len(s.Profiles) > 0 {
+		t.Errorf("front: profiles %v; it must start with `docker compose up`", s.Profiles)
+	}
+	if cmd := strings.Join(s.Command, " "); cmd != "front -listen=:8080 -allow-remote" {
+		t.Errorf("front: command %q, want front -listen=:8080 -allow-remote", cmd)
+	}
+	if s.Build == nil || s.Build.Args["SERVICE"] == nil || *s.Build.Args["SERVICE"] != "loadtest" {
+		t.Errorf("front: want the loadtest image (build arg SERVICE=loadtest)")
+	}
+	published := false
+	for _, p := range s.Ports {
+		published = published || (p.HostIP == "127.0.0.1" && p.Published == "8080" && p.Target == 8080)
+	}
+	if !published {
+		t.Errorf("front: ports %+v, want 127.0.0.1:8080:8080 (the page's address in the docs)", s.Ports)
+	}
+	// The board links to the page where compose publishes it (and the
+	// page links back to the board: loadtest/frontcmd.go's -grafana).
+	for _, b := range loadBoards(t) {
+		if !slices.ContainsFunc(b.Links, func(l struct {
+			Title     string  `json:"title"`
+			URL       string  `json:"url"`
+			Placement *string `json:"placement"`
+		}) bool {
+			return l.URL == "http://127.0.0.1:8080/"
+		}) {
+			t.Errorf("board %s: no link to the front page at http://127.0.0.1:8080/", b.UID)
+		}
+	}
+	if env(s, "ORDERLAB_LAB") != "compose" {
+		t.Errorf("front: ORDERLAB_LAB=%q, want compose (the services by name)", env(s, "ORDERLAB_LAB"))
+	}
+	if tok, want := env(s, "ADMIN_TOKEN"), env(project.Services[modelServices[0]], "ADMIN_TOKEN"); tok == "" || tok != want {
+		t.Errorf("front: ADMIN_TOKEN=%q, the services have %q: want the one token", tok, want)
+	}
+	if u, err := url.Parse(env(s, "GRAFANA_URL")); err != nil || u.Hostname() != "grafana" {
+		t.Errorf("front: GRAFANA_URL=%q, want the grafana service (annotations)", env(s, "GRAFANA_URL"))
+	}
+	for _, dep := range append([]string{"prometheus"}, modelServices...) {
+		if d, ok := s.DependsOn[dep]; !ok || d.Condition != types.ServiceConditionHealthy {
+			t.Errorf("front: must depend on %s being healthy", dep)
+		}
+	}
+	if !slices.ContainsFunc(project.Services["prometheus"].Ports, func(p types.ServicePortConfig) bool { return p.Target == 9090 }) {
+		t.Errorf("prometheus: not on 9090, where the front page queries it (http://prometheus:9090)")
+	}
+	if bg := strings.Join(project.Services["background"].Command, " "); !strings.Contains(bg, "-listen=:9090") {
+		t.Errorf("background: command %q, want -listen=:9090, where the front page changes its rate (http://background:9090)", bg)
+	}
 }

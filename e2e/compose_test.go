@@ -53,7 +53,7 @@ func loadCompose(t *testing.T) *types.Project {
 func TestCompose(t *testing.T) {
 	project := loadCompose(t)
 
-	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest", "background", "dbproxy"}, modelServices...)
+	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest", "background", "dbproxy", "front"}, modelServices...)
 	for _, name := range want {
 		if _, ok := project.Services[name]; !ok {
 			t.Errorf("service %q missing", name)
@@ -177,8 +177,13 @@ func TestCompose(t *testing.T) {
 		}
 	})
 
+	t.Run("front", func(t *testing.T) { checkFront(t, project) })
+
 	t.Run("background", func(t *testing.T) {
 		s := project.Services["background"]
+		if tok, want := env(s, "ADMIN_TOKEN"), env(project.Services[modelServices[0]], "ADMIN_TOKEN"); tok == "" || tok != want {
+			t.Errorf("background: ADMIN_TOKEN=%q, the services have %q: the front page changes its rate with the one token", tok, want)
+		}
 		if len(s.Profiles) > 0 {
 			t.Errorf("background: profiles %v; it must start with `docker compose up`", s.Profiles)
 		}

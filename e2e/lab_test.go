@@ -31,6 +31,8 @@ var labKnobs = map[string]map[string]string{
 }
 
 var labCommon = map[string]string{
+	// compose's default knob token, which the front page changes knobs with.
+	"ADMIN_TOKEN":      "orderlab-admin",
 	"DB_MAX_CONNS":     "4",
 	"REQUEST_TIMEOUT":  "10s",
 	"SHUTDOWN_TIMEOUT": "5s",
@@ -97,6 +99,8 @@ func TestLab(t *testing.T) {
 	t.Run("traces", run.traces)
 	t.Run("exemplar links resolve in Jaeger", run.exemplarLinksResolveInJaeger)
 	t.Run("load-run annotations", run.loadRunAnnotations)
+	// Last: it runs a scenario and changes a knob.
+	t.Run("front page", run.frontPage)
 }
 
 // startLab starts the lab: the services, the background load the way

@@ -22,21 +22,24 @@ import (
 // against each target until stopped, counted on a metrics listener.
 type backgroundPlan struct {
 	load   background.Config
-	listen string // address of /metrics; "": none
+	listen string // address of /metrics and /rate; "": none
+	token  string // ADMIN_TOKEN: PUT /rate needs it; "": /rate is read-only
 }
 
 // parseBackground reads the background command line into a plan.
-func parseBackground(args []string, stderr io.Writer) (*backgroundPlan, error) {
+func parseBackground(args []string, getenv func(string) string, stderr io.Writer) (*backgroundPlan, error) {
 	fs := flag.NewFlagSet("loadtest background", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rate := fs.Float64("rate", 4, "requests per second to each target, over the whole mix; 0: off (exit at once)")
-	listen := fs.String("listen", "", "`address` to serve the counts on at /metrics, e.g. :9090 (default: none)")
+	listen := fs.String("listen", "", "`address` to serve the counts on at /metrics, and the rates at /rate, e.g. :9090 (default: none)")
 	timeout := fs.Duration("timeout", attack.Defaults(attack.ModeOpen).Timeout, "per-request timeout")
 	allowRemote := fs.Bool("allow-remote", false, "allow targets outside the loopback interface (compose service names)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadtest background [flags] name=URL ...\n\n"+
 			"A gentle, endless open-loop mix (orders, reads, /work/db, /work/api, /work/cpu) to each\n"+
-			"target, so that the board has data; see docs/lab.md, \"Background load\".\n\nflags:\n")
+			"target, so that the board has data; see docs/lab.md, \"Background load\". With -listen,\n"+
+			"GET /rate shows each target's rate and PUT /rate {\"name\": rate} changes it live\n"+
+			"(Authorization: Bearer $ADMIN_TOKEN; 0 stops that target's load).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	pos, _, err := parseInterleaved(fs, args)
@@ -57,7 +60,7 @@ func parseBackground(args []string, stderr io.Writer) (*backgroundPlan, error) {
 	if len(pos) == 0 {
 		return nil, usagef("", "want at least one name=URL target")
 	}
-	p := &backgroundPlan{listen: *listen, load: background.Config{
+	p := &backgroundPlan{listen: *listen, token: getenv("ADMIN_TOKEN"), load: background.Config{
 		Rate: *rate, Timeout: *timeout, AllowRemote: *allowRemote,
 	}}
 	seen := map[string]bool{}
@@ -86,6 +89,11 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 	}
 	reg := prometheus.NewRegistry()
 	p.load.Metrics, p.load.Log = reg, stdout
+	names := make([]string, len(p.load.Targets))
+	for i, t := range p.load.Targets {
+		names[i] = t.Name
+	}
+	p.load.Rates = background.NewRates(p.load.Rate, names...)
 	if p.listen != "" {
 		ln, err := net.Listen("tcp", p.listen)
 		if err != nil {
@@ -94,6 +102,7 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle("/rate", p.load.Rates.Handler(p.token, stdout))
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -105,10 +114,6 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 			defer cancel()
 			_ = srv.Shutdown(shutdown)
 		}()
-	}
-	names := make([]string, len(p.load.Targets))
-	for i, t := range p.load.Targets {
-		names[i] = t.Name
 	}
 	fmt.Fprintf(stdout, "loadtest background: %g requests/s to each of %s (orders, reads, /work/db, /work/api, /work/cpu), User-Agent %s",
 		p.load.Rate, strings.Join(names, ", "), background.UserAgent)

@@ -8,7 +8,7 @@
 // Each subcommand is parsed whole (flags, arguments and environment) into a
 // plan of plain values first, then the plan runs: loadcmd.go for burst,
 // closed, open and compare, scenariocmd.go for scenario, backgroundcmd.go
-// for background, mergecmd.go for merge, faultscmd.go for faults.
+// for background, frontcmd.go for front, mergecmd.go for merge, faultscmd.go for faults.
 package main
 
 import (
@@ -42,6 +42,8 @@ modes:
   scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
                                    with JSON, Markdown and HTML results
   background -rate 4 name=URL...   the lab's gentle, endless background mix, until stopped
+  front    [-listen 127.0.0.1:8080]  the lab's front page: pick a scenario, run it in the lab,
+                                   watch it, read its verdicts (docs/front-page.md)
   merge    A.json B.json ...       the reports of several generators of one load, merged
   faults   [-faults restart,...]   the database fails under load: the README's
                                    reliability tables (make faults)
@@ -75,7 +77,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return p.execute(ctx, stdout, stderr)
 	case "background":
-		p, err := parseBackground(rest, stderr)
+		p, err := parseBackground(rest, getenv, stderr)
+		if err != nil {
+			return parseFailed(mode, err, stderr)
+		}
+		return p.execute(ctx, stdout, stderr)
+	case "front":
+		p, err := parseFront(rest, getenv, stderr)
 		if err != nil {
 			return parseFailed(mode, err, stderr)
 		}

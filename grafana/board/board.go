@@ -38,6 +38,9 @@ const PoolStarvationUID = "orderlab-pool-starvation"
 // PoolStarvationTitle is the title of the main board.
 const PoolStarvationTitle = "Orders: pool starvation and tail latency"
 
+// FrontPageURL is the lab's front page as compose publishes it.
+const FrontPageURL = "http://127.0.0.1:8080/"
+
 // PoolStarvation builds the main board.
 func PoolStarvation() (dashboard.Dashboard, error) {
 	b := dashboard.NewDashboardBuilder(PoolStarvationTitle).
@@ -49,6 +52,12 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		Refresh("5s").
 		Timezone(common.TimeZoneBrowser).
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
+		// The lab's front page (loadtest front): run a scenario, read its verdicts.
+		Link(dashboard.NewDashboardLinkBuilder("Front page: run a pitfall").
+			Type(dashboard.DashboardLinkTypeLink).
+			Url(FrontPageURL).
+			Icon("external link").
+			TargetBlank(true)).
 		Link(dashboard.NewDashboardLinkBuilder("Traces (Jaeger)").
 			Type(dashboard.DashboardLinkTypeLink).
 			Url("http://127.0.0.1:16686/search").

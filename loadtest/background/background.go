@@ -45,8 +45,11 @@ type Target struct {
 type Config struct {
 	Targets []Target
 	// Rate is the requests per second sent to each target, over the whole
-	// mix. It must be positive.
+	// mix. It must be positive, unless Rates is set.
 	Rate float64
+	// Rates, when set, holds each target's rate instead of Rate, and may
+	// change while Run runs (Rates.Set).
+	Rates *Rates
 	// Mix is what is sent; nil means Mix.
 	Mix []Endpoint
 	// Window is the length of each open run, and how often a summary is
@@ -72,8 +75,15 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Targets) == 0 {
 		return c, errors.New("no targets")
 	}
-	if !(c.Rate > 0) {
-		return c, fmt.Errorf("rate %v: must be positive", c.Rate)
+	if c.Rates == nil {
+		if !(c.Rate > 0) {
+			return c, fmt.Errorf("rate %v: must be positive", c.Rate)
+		}
+		names := make([]string, len(c.Targets))
+		for i, t := range c.Targets {
+			names[i] = t.Name
+		}
+		c.Rates = NewRates(c.Rate, names...)
 	}
 	if c.Mix == nil {
 		c.Mix = Mix
@@ -149,7 +159,6 @@ func load(ctx context.Context, cfg Config, t Target, m *metrics, log io.Writer) 
 	defer tr.Close()
 
 	run := attack.Defaults(attack.ModeOpen)
-	run.Pacer = attack.ConstantPacer{Rate: cfg.Rate}
 	run.Duration, run.Concurrency, run.Timeout = cfg.Window, cfg.Conns, cfg.Timeout
 	run.Retries = 0 // a resend would go to the next endpoint of the mix
 	run.Target = attack.Target{Method: "POST", URL: base + "/", Body: attack.OrderBody}
@@ -157,14 +166,33 @@ func load(ctx context.Context, cfg Config, t Target, m *metrics, log io.Writer) 
 
 	var windows sync.WaitGroup
 	defer windows.Wait()
-	start := time.Now()
-	for k := 0; ; k++ {
-		// Window k starts on schedule, not when window k-1 has drained.
-		if !measure.Sleep(ctx, time.Until(start.Add(time.Duration(k)*cfg.Window))) {
-			return
+	next := time.Now()
+	for {
+		rate, changed := cfg.Rates.get(t.Name)
+		if rate == 0 { // off until the rate changes
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				next = time.Now()
+				continue
+			}
 		}
+		// The next window starts on schedule, not when the one before has
+		// drained; a change of rate starts one at once.
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			next = time.Now()
+			continue
+		case <-time.After(time.Until(next)):
+		}
+		pacer := &stoppable{Pacer: attack.ConstantPacer{Rate: rate}, after: cfg.Window + time.Hour}
+		window := run
+		window.Pacer = pacer
 		windows.Go(func() {
-			a, err := attack.New(run)
+			a, err := attack.New(window)
 			if err != nil {
 				fmt.Fprintf(log, "background: %s: %v\n", t.Name, err)
 				return
@@ -173,6 +201,15 @@ func load(ctx context.Context, cfg Config, t Target, m *metrics, log io.Writer) 
 				fmt.Fprintf(log, "background: %s: %s\n", t.Name, summary(res))
 			}
 		})
+		next = next.Add(cfg.Window)
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			pacer.Stop()
+			next = time.Now()
+		case <-time.After(time.Until(next)):
+		}
 	}
 }
 

@@ -302,3 +302,60 @@ func TestConfigErrors(t *testing.T) {
 		t.Errorf("a compose service name with AllowRemote: %v", err)
 	}
 }
+
+// TestRatesChangeWhileItRuns: a target set to 0 gets nothing more, and
+// raised again it is loaded again, within the window (a minute) that the
+// change does not wait for; a bad change is refused whole.
+func TestRatesChangeWhileItRuns(t *testing.T) {
+	s := newFakeService(t, 0, 0)
+	reg := prometheus.NewRegistry()
+	rates := NewRates(200, "svc")
+	cfg := Config{Targets: []Target{{Name: "svc", URL: s.URL}}, Rates: rates, Metrics: reg}
+	sent := func() float64 { return total(t, reg) }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	poll.Until(t, 10*time.Second, "requests at 200/s", func() error {
+		if n := sent(); n < 20 {
+			return fmt.Errorf("%v sent", n)
+		}
+		return nil
+	})
+	if err := rates.Set(map[string]float64{"svc": 0}); err != nil {
+		t.Fatal(err)
+	}
+	// The requests in flight end; then none is sent.
+	var stopped float64
+	poll.Until(t, 10*time.Second, "no more requests at rate 0", func() error {
+		before := sent()
+		time.Sleep(300 * time.Millisecond)
+		if after := sent(); after != before {
+			return fmt.Errorf("%v sent in 300 ms at rate 0", after-before)
+		}
+		stopped = sent()
+		return nil
+	})
+	for _, bad := range []map[string]float64{{"svc": -1}, {"svc": 20000}, {"other": 1}, {"svc": 5, "other": 1}} {
+		if err := rates.Set(bad); err == nil {
+			t.Errorf("Set(%v) was accepted", bad)
+		}
+	}
+	if got := rates.All()["svc"]; got != 0 {
+		t.Errorf("rate after refused changes: %v, want 0", got)
+	}
+	if err := rates.Set(map[string]float64{"svc": 200}); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 10*time.Second, "requests again at 200/s", func() error {
+		if n := sent() - stopped; n < 20 {
+			return fmt.Errorf("%v sent since", n)
+		}
+		return nil
+	})
+}

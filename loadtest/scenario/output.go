@@ -194,6 +194,10 @@ func phaseSpec(s Scenario, name string) Phase {
 	return Phase{Name: name}
 }
 
+// Describe is phase p's load, or its jobs, in words, as the reports say it:
+// "closed, c=2000, 20s, POST /orders?db_delay=50ms".
+func Describe(p Phase) string { return describe(p) }
+
 // describe says what a phase sent, in one line.
 func describe(p Phase) string {
 	if t := p.Tasks; t != nil {

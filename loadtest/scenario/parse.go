@@ -37,6 +37,9 @@ func (s Scenario) Validate() error {
 	if s.Title == "" || s.Question == "" || s.Reproduces == "" {
 		bad("title, question and reproduces are required")
 	}
+	if s.Kind != "" && !slices.Contains(Kinds, s.Kind) {
+		bad("kind %q: want one of %v", s.Kind, Kinds)
+	}
 	if len(s.Phases) == 0 {
 		bad("no phases")
 	}

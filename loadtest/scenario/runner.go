@@ -62,8 +62,40 @@ type Runner struct {
 	// Pause between targets (default 2 s, quick 200 ms); Scrape is the
 	// metrics interval (default DefaultScrape) of the phases that set none.
 	Pause, Scrape time.Duration
+	// Progress, when set, is told as each phase starts and ends (the front
+	// page shows the phase and the time left in it). It runs on the
+	// runner's goroutine: it must return quickly.
+	Progress func(PhaseEvent)
 
 	afterKnobs func(phase string) // tests: called once a phase's knobs show
+}
+
+// PhaseEvent is a phase starting (Ended false) or ending.
+type PhaseEvent struct {
+	Phase      string
+	Index, Of  int // the phase's place, from 0, among Of
+	Repetition int // from 0
+	Ended      bool
+	// Planned is the phase's load over every target with the pauses between
+	// them (Phase.Planned); 0 when not known ahead (a burst, a request count).
+	Planned time.Duration
+	Err     error // Ended: why the phase stopped the run, if it did
+}
+
+// Planned is how long phase p's load takes against n targets, pause
+// between them: its duration per target (an in-process phase of sleeping
+// jobs: its bound), 0 when only the load decides (a burst, a request count).
+func (p Phase) Planned(n int, pause time.Duration) time.Duration {
+	switch {
+	case p.Load != nil && p.Load.Duration > 0:
+		return time.Duration(n)*p.Load.Duration.D() + time.Duration(max(0, n-1))*pause
+	case p.Tasks != nil && p.Tasks.Sleep > 0:
+		if w := p.Tasks.Workers; w > 0 {
+			return time.Duration((p.Tasks.Jobs+w-1)/w) * p.Tasks.Sleep.D()
+		}
+		return p.Tasks.Sleep.D()
+	}
+	return 0
 }
 
 // DefaultScrape is the interval between scrapes of a service's metrics
@@ -160,72 +192,13 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 			r.stop(name, running)
 		}
 	}()
-	for i, p := range s.Phases {
+	for i := range s.Phases {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if rep == 0 {
-			pr := PhaseResult{Name: p.Name}
-			if p.Bound != nil {
-				pr.BoundRPS = p.Bound.RPS()
-			}
-			res.Phases = append(res.Phases, pr)
+		if err := r.phase(ctx, s, res, rep, i, pause, be, live, logDir, kept); err != nil {
+			return err
 		}
-		pr := &res.Phases[i]
-		if p.Tasks != nil {
-			t := runTasks(*p.Tasks)
-			pr.addTasks(t)
-			fmt.Fprintf(r.Log, "-- %s: %d jobs in %s\n", p.Name, t.Jobs, report.FormatSeconds(t.ElapsedSeconds))
-			continue
-		}
-		if !p.Continue {
-			pr.Env = merged(s.Env, p.Env)
-		} else {
-			pr.Env = merged(res.Phases[i-1].Env, p.Env)
-		}
-		if r.Endpoints == nil && *be == nil {
-			var err error
-			if *be, err = newBackend(ctx, r.DatabaseURL, s, r.Log); err != nil {
-				return err
-			}
-		}
-		if live != nil && (!p.Continue || len(p.Env) > 0) {
-			if err := live.apply(ctx, s.Targets, pr.Env); err != nil {
-				return fmt.Errorf("phase %s: %w", p.Name, err)
-			}
-		}
-		if r.afterKnobs != nil {
-			r.afterKnobs(p.Name)
-		}
-		mark := r.annotate(ctx, s, p)
-		if pr.Loadtest == nil {
-			pr.Loadtest = report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
-		}
-		keep := i+1 < len(s.Phases) && s.Phases[i+1].Continue
-		for j, name := range s.Targets {
-			if j > 0 && !measure.Sleep(ctx, pause) {
-				break
-			}
-			running := kept[name]
-			delete(kept, name)
-			if !p.Continue && running != nil {
-				r.stop(name, running)
-				running = nil
-			}
-			running, err := r.target(ctx, s, p, name, pr, *be, running, logDir)
-			if running != nil {
-				if keep && err == nil {
-					kept[name] = running
-				} else {
-					r.stop(name, running)
-				}
-			}
-			if err != nil {
-				r.endMark(ctx, mark)
-				return fmt.Errorf("phase %s: %w", p.Name, err)
-			}
-		}
-		r.endMark(ctx, mark)
 	}
 	return nil
 }
@@ -256,6 +229,92 @@ func (r *Runner) setKnobs(ctx context.Context, target string, running *lab.Lab, 
 		}
 	}
 	fmt.Fprintf(r.Log, "   %s: live %s\n", target, envString(set))
+	return nil
+}
+
+// phase runs phase i of repetition rep, told to Progress.
+func (r *Runner) phase(ctx context.Context, s Scenario, res *Result, rep, i int, pause time.Duration, be **backend,
+	live *liveKnobs, logDir string, kept map[string]*lab.Lab) (err error) {
+	p := s.Phases[i]
+	// The phase starts for Progress once its knobs show, when its load is
+	// about to begin.
+	ev, began := PhaseEvent{Phase: p.Name, Index: i, Of: len(s.Phases), Repetition: rep, Planned: p.Planned(len(s.Targets), pause)}, false
+	begin := func() {
+		if r.Progress != nil {
+			r.Progress(ev)
+			began = true
+		}
+	}
+	defer func() {
+		if began {
+			ev.Ended, ev.Err = true, err
+			r.Progress(ev)
+		}
+	}()
+	if rep == 0 {
+		pr := PhaseResult{Name: p.Name}
+		if p.Bound != nil {
+			pr.BoundRPS = p.Bound.RPS()
+		}
+		res.Phases = append(res.Phases, pr)
+	}
+	pr := &res.Phases[i]
+	if p.Tasks != nil {
+		begin()
+		t := runTasks(*p.Tasks)
+		pr.addTasks(t)
+		fmt.Fprintf(r.Log, "-- %s: %d jobs in %s\n", p.Name, t.Jobs, report.FormatSeconds(t.ElapsedSeconds))
+		return nil
+	}
+	if !p.Continue {
+		pr.Env = merged(s.Env, p.Env)
+	} else {
+		pr.Env = merged(res.Phases[i-1].Env, p.Env)
+	}
+	if r.Endpoints == nil && *be == nil {
+		var err error
+		if *be, err = newBackend(ctx, r.DatabaseURL, s, r.Log); err != nil {
+			return err
+		}
+	}
+	if live != nil && (!p.Continue || len(p.Env) > 0) {
+		if err := live.apply(ctx, s.Targets, pr.Env); err != nil {
+			return fmt.Errorf("phase %s: %w", p.Name, err)
+		}
+	}
+	if r.afterKnobs != nil {
+		r.afterKnobs(p.Name)
+	}
+	begin()
+	mark := r.annotate(ctx, s, p)
+	if pr.Loadtest == nil {
+		pr.Loadtest = report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
+	}
+	keep := i+1 < len(s.Phases) && s.Phases[i+1].Continue
+	for j, name := range s.Targets {
+		if j > 0 && !measure.Sleep(ctx, pause) {
+			break
+		}
+		running := kept[name]
+		delete(kept, name)
+		if !p.Continue && running != nil {
+			r.stop(name, running)
+			running = nil
+		}
+		running, err := r.target(ctx, s, p, name, pr, *be, running, logDir)
+		if running != nil {
+			if keep && err == nil {
+				kept[name] = running
+			} else {
+				r.stop(name, running)
+			}
+		}
+		if err != nil {
+			r.endMark(ctx, mark)
+			return fmt.Errorf("phase %s: %w", p.Name, err)
+		}
+	}
+	r.endMark(ctx, mark)
 	return nil
 }
 

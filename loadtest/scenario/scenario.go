@@ -13,7 +13,13 @@ type Scenario struct {
 	Name       string `yaml:"name" json:"name"`             // the file's base name, e.g. burst-1000
 	Title      string `yaml:"title" json:"title"`           // one line
 	Reproduces string `yaml:"reproduces" json:"reproduces"` // the experiment or pitfall of README.md, Pitfalls and experiments
-	Question   string `yaml:"question" json:"question"`     // what the scenario answers
+	// Kind is what the scenario is about, one of Kinds: the front page
+	// filters the catalog by it. Every catalog scenario has one.
+	Kind     string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Question string `yaml:"question" json:"question"` // what the scenario answers
+	// Fix is the remedy in a sentence, as the first sentence of the
+	// scenario's page says it (docs/scenarios/<name>.md, The fix).
+	Fix string `yaml:"fix,omitempty" json:"fix,omitempty"`
 	// Published holds the Java figures the scenario is compared with.
 	Published []string `yaml:"published" json:"published"`
 	// Targets are services by name: unbounded, semaphore, pipeline.
@@ -31,6 +37,11 @@ type Scenario struct {
 	// server.
 	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
 }
+
+// Kinds are the values of Scenario.Kind: a published experiment, a
+// pitfall of the connection pool, one of overload (memory, threads, CPU,
+// rejections, limits), one of the database.
+var Kinds = []string{"experiment", "pool", "overload", "database"}
 
 // Cluster is what the runner sets up around the database and the services.
 type Cluster struct {

@@ -103,3 +103,34 @@ func TestEveryKnobIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryScenarioHasAKindAndTheFixOfItsPage: the front page filters the
+// catalog by kind and shows the fix after a run; the fix is the first
+// sentence of the scenario page's "The fix" section (links and code marks
+// dropped), so that the two cannot drift apart.
+func TestEveryScenarioHasAKindAndTheFixOfItsPage(t *testing.T) {
+	all, err := All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`\[([^\]]+)\]\([^)]+\)`)
+	for _, s := range all {
+		if !slices.Contains(scenario.Kinds, s.Kind) {
+			t.Errorf("%s: kind %q, want one of %v", s.Name, s.Kind, scenario.Kinds)
+		}
+		page, err := os.ReadFile("../../../docs/scenarios/" + s.Name + ".md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, ok := strings.Cut(string(page), "\n## The fix\n")
+		if !ok {
+			t.Errorf("docs/scenarios/%s.md has no section The fix", s.Name)
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(section), " The principle:")
+		want := strings.ReplaceAll(link.ReplaceAllString(first, "$1"), "`", "")
+		if s.Fix != want {
+			t.Errorf("%s: fix %q, want the page's %q", s.Name, s.Fix, want)
+		}
+	}
+}

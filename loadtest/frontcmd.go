@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/orderlab/orderlab/loadtest/front"
+	"github.com/orderlab/orderlab/loadtest/scenario"
+	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
+)
+
+const frontUsage = `usage: loadtest front [flags]
+
+The lab's front page (docs/front-page.md): pick a scenario of the catalog,
+run it in the running lab (as loadtest scenario NAME -lab does), watch it,
+read its verdicts; change the services' knobs and the background load. Open
+http://127.0.0.1:8080. Its JSON API under /api/ is what the page uses.
+
+From the host it drives compose's published ports (the same as make run's);
+inside compose (ORDERLAB_LAB=compose) the services by name. -target and
+-metrics point it at other services, as for loadtest scenario.
+
+flags:
+`
+
+// frontPlan is a parsed front command.
+type frontPlan struct {
+	listen string
+	cfg    front.Config
+}
+
+func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*frontPlan, error) {
+	fs := flag.NewFlagSet("loadtest front", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, frontUsage); fs.PrintDefaults() }
+	compose := inCompose(getenv)
+	p := &frontPlan{}
+	fs.StringVar(&p.listen, "listen", "127.0.0.1:8080", "`address` to serve the page on")
+	allowRemote := fs.Bool("allow-remote", false, "allow a -listen address outside the loopback interface, and remote services (inside compose)")
+	fs.IntVar(&p.cfg.Keep, "keep", 20, "keep the reports of the last `N` runs")
+	out, prom, bg := "results/front", "http://127.0.0.1:9090", ""
+	if compose {
+		out, prom, bg = "/tmp/orderlab-front", "http://prometheus:9090", "http://background:9090"
+	}
+	fs.StringVar(&p.cfg.Runner.Out, "out", out, "results `directory` of the runs")
+	fs.StringVar(&p.cfg.Prometheus, "prometheus", prom, "the lab's Prometheus, for the live charts (`URL`)")
+	fs.StringVar(&p.cfg.Background, "background", bg, "`URL` of loadtest background's -listen (GET/PUT /rate); empty: none")
+	fs.StringVar(&p.cfg.Grafana, "grafana", "http://127.0.0.1:3000", "Grafana as the browser opens it, for the page's links (`URL`)")
+	targets, metrics := map[string]string{}, map[string]string{}
+	fs.Func("target", "`name=URL` of a service to use instead of the lab's (repeatable; with -metrics)", nameURLFlag(targets))
+	fs.Func("metrics", "`name=URL` of a -target's /metrics on its admin listener (repeatable)", nameURLFlag(metrics))
+	pos, _, err := parseInterleaved(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, usagef("", "front takes no arguments, got %q", pos)
+	}
+	if p.cfg.Keep < 1 {
+		return nil, usagef("keep", "must be at least 1")
+	}
+	host, _, err := net.SplitHostPort(p.listen)
+	if err != nil {
+		return nil, usagef("listen", "%v", err)
+	}
+	if ip := net.ParseIP(host); !*allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, usagef("listen", "%s is not a loopback address: give -allow-remote to serve beyond this machine", p.listen)
+	}
+	r := &p.cfg.Runner
+	if err := useLab(r, getenv); err != nil {
+		return nil, err
+	}
+	r.AllowRemote = r.AllowRemote || *allowRemote
+	r.Board = labBoard
+	if g := strings.TrimRight(p.cfg.Grafana, "/"); g != "" {
+		r.Board = g + "/d/" + boardUID
+	}
+	for name := range metrics {
+		if targets[name] == "" {
+			return nil, fmt.Errorf("-metrics %s without -target %s", name, name)
+		}
+	}
+	if len(targets) > 0 {
+		r.Endpoints = map[string]scenario.Endpoint{}
+		for name, u := range targets {
+			if metrics[name] == "" {
+				return nil, fmt.Errorf("-target %s without -metrics %s: the page needs its admin listener", name, name)
+			}
+			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
+		}
+	}
+	if p.cfg.Catalog, err = catalog.All(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// execute serves the page until ctx is done; a run in progress is then
+// stopped and its knobs put back before it returns.
+func (p *frontPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
+	p.cfg.Log = stdout
+	srv, err := front.New(p.cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
+		return exitFail
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", p.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
+		return exitFail
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 5 * time.Second}
+	fmt.Fprintf(stdout, "loadtest front: the lab's front page on http://%s (board %s)\n", ln.Addr(), p.cfg.Runner.Board)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
+		return exitFail
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
+	}
+	return exitOK
+}
