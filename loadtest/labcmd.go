@@ -27,6 +27,10 @@ const labBoard = "http://127.0.0.1:3000/d/" + boardUID
 // none (compose.yaml); ADMIN_TOKEN in the environment replaces it.
 const labToken = "orderlab-admin"
 
+// labProxyHost is the database proxy's name in compose, by which the
+// services' LAB_DATABASE_URL reaches it (compose.yaml, profile dbproxy).
+const labProxyHost = "dbproxy"
+
 // inCompose reports whether this loadtest runs as compose's loadtest service.
 func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "compose" }
 
@@ -62,6 +66,6 @@ func useLab(r *scenario.Runner, getenv func(string) string) error {
 	if compose {
 		proxy = "http://dbproxy:9090"
 	}
-	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: "dbproxy"}
+	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: labProxyHost}
 	return nil
 }

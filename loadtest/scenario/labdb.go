@@ -3,6 +3,8 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"net"
+	"slices"
 	"strings"
 
 	"github.com/orderlab/orderlab/loadtest/dbproxy"
@@ -19,8 +21,9 @@ func needsProxy(s Scenario) bool {
 }
 
 // LabProxy is the running lab's database fault proxy (compose profile
-// dbproxy): Control drives it; Host is the name the services' DATABASE_URL
-// must reach Postgres by, so that their queries go through it.
+// dbproxy): Control drives it; Host is the name (host, or host:port) the
+// services' DATABASE_URL must reach Postgres by, so that their queries go
+// through it.
 type LabProxy struct {
 	Control *dbproxy.Client
 	Host    string
@@ -71,12 +74,19 @@ func (r *Runner) setProxyLatency(ctx context.Context, p Phase) error {
 }
 
 // reaches reports whether the database address dsn (a URL, or the key=value
-// form the services show, password masked) names host.
+// form the services show, password masked) names host (host:port: that
+// port too).
 func reaches(dsn, host string) bool {
-	for _, f := range strings.Fields(dsn) {
-		if f == "host="+host {
-			return true
-		}
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		h, port = host, ""
+	}
+	fields := strings.Fields(dsn)
+	if slices.Contains(fields, "host="+h) {
+		return port == "" || slices.Contains(fields, "port="+port)
+	}
+	if port != "" {
+		return strings.Contains(dsn, "@"+host+"/") || strings.Contains(dsn, "//"+host+"/")
 	}
 	return strings.Contains(dsn, "@"+host+":") || strings.Contains(dsn, "@"+host+"/") || strings.Contains(dsn, "//"+host+":")
 }
