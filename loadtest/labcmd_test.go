@@ -32,10 +32,23 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 		}
 	}
 	none := func(string) string { return "" }
+	// db_stop's ledger reads the lab's Postgres as compose.yaml publishes it.
+	for env, want := range map[string]string{
+		"":        "postgres://orderlab:orderlab@127.0.0.1:5433/orderlab?sslmode=disable",
+		"compose": "postgres://orderlab:orderlab@postgres:5432/orderlab?sslmode=disable",
+	} {
+		p, err := parseScenarioCmd([]string{"-lab", "db-restart"}, func(k string) string { return map[string]string{labEnv: env}[k] }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.runner.DBProxy.Database; got != want {
+			t.Errorf("%s=%q: the lab's database %q, want %s", labEnv, env, got, want)
+		}
+	}
 	for args, want := range map[string]string{
 		"-lab -target semaphore=http://127.0.0.1:1 pool-starvation":                                         "needs -metrics semaphore=URL",
 		"-lab -target nosuch=http://127.0.0.1:1 -metrics nosuch=http://127.0.0.1:2/metrics pool-starvation": "the lab's services are",
-		"-dbproxy-host 127.0.0.1:1 -target semaphore=http://127.0.0.1:1 pool-starvation":                    "needs -dbproxy URL",
+		"-dbproxy-host 127.0.0.1:1 -target semaphore=http://127.0.0.1:1 pool-starvation":                    "need -dbproxy URL",
 	} {
 		if _, err := parseScenarioCmd(strings.Fields(args), none, io.Discard); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want a usage error %q", args, err, want)
@@ -44,7 +57,7 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 	// -lab with -target moves one service (the others stay at the lab's
 	// ports); -dbproxy and -dbproxy-host move the proxy.
 	p, err := parseScenarioCmd([]string{"-lab", "-target", "semaphore=http://127.0.0.1:1", "-metrics", "semaphore=http://127.0.0.1:2/metrics",
-		"-dbproxy", "http://127.0.0.1:3", "-dbproxy-host", "127.0.0.1:4", "pool-starvation"}, none, io.Discard)
+		"-dbproxy", "http://127.0.0.1:3", "-dbproxy-host", "127.0.0.1:4", "-lab-db", "postgres://x@127.0.0.1:5/y", "pool-starvation"}, none, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +65,7 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 		p.runner.Endpoints["pipeline"].URL != "http://127.0.0.1:8083" || p.runner.Annotate == nil {
 		t.Errorf("-lab -target semaphore=...: endpoints %+v, annotate %v", p.runner.Endpoints, p.runner.Annotate != nil)
 	}
-	if px := p.runner.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" {
+	if px := p.runner.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" || px.Database != "postgres://x@127.0.0.1:5/y" {
 		t.Errorf("-dbproxy: %+v", px)
 	}
 	p, err = parseScenarioCmd([]string{"pool-starvation"}, none, io.Discard)

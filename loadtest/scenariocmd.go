@@ -75,6 +75,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", nameURLFlag(targets))
 	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", nameURLFlag(metrics))
 	proxy := fs.String("dbproxy", "", "`URL` of the database proxy's control API (-lab: the lab's)")
+	labDB := fs.String("lab-db", "", "`URL` of the lab's database straight, where db_stop's keyed orders are checked (-lab: the lab's Postgres)")
 	proxyHost := fs.String("dbproxy-host", "", "`host[:port]` by which the services' DATABASE_URL reaches the database proxy (-lab: dbproxy)")
 	names, _, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -110,7 +111,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 		}
 		r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
 	}
-	if *proxy != "" || *proxyHost != "" {
+	if *proxy != "" || *proxyHost != "" || *labDB != "" {
 		if r.DBProxy == nil {
 			r.DBProxy = &scenario.LabProxy{Host: labProxyHost}
 		}
@@ -118,8 +119,9 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 			r.DBProxy.Control = &dbproxy.Client{URL: *proxy}
 		}
 		r.DBProxy.Host = cmp.Or(*proxyHost, r.DBProxy.Host)
+		r.DBProxy.Database = cmp.Or(*labDB, r.DBProxy.Database)
 		if r.DBProxy.Control == nil {
-			return nil, usagef("dbproxy-host", "needs -dbproxy URL (or -lab)")
+			return nil, usagef("dbproxy", "-dbproxy-host and -lab-db need -dbproxy URL (or -lab)")
 		}
 	}
 	if p.todo, err = pick(names); err != nil {
