@@ -15,9 +15,21 @@ import (
 func InLab(s Scenario) (ok bool, why string) {
 	var missing []string
 	// A cluster of its own is for db_stop, which the lab's proxy stages,
-	// and for replicas, a role and PgBouncer, which the lab cannot give.
-	if c := s.Cluster; c != nil && (c.Replicas > 1 || c.PgBouncer != nil || c.Role != nil) {
-		missing = append(missing, "replicas, a login role with a connection limit and PgBouncer of the runner's own (the lab runs one replica per service)")
+	// and for replicas, a role and PgBouncer, which the lab cannot change
+	// while it runs.
+	if c := s.Cluster; c != nil {
+		if c.Role != nil {
+			missing = append(missing, fmt.Sprintf("a connection limit of %d set while the lab runs: the lab's services log in as orderlab, "+
+				"the superuser compose creates, whom no role CONNECTION LIMIT binds, and Postgres takes max_connections "+
+				"(POSTGRES_MAX_CONNECTIONS, 200) only at its start", c.Role.ConnectionLimit))
+		}
+		if c.Replicas > 1 {
+			missing = append(missing, fmt.Sprintf("%d replicas of each model sharing its load (the lab runs one of each)", c.Replicas))
+		}
+		if slices.ContainsFunc(s.Phases, func(p Phase) bool { return p.PgBouncer }) {
+			missing = append(missing, "a phase through PgBouncer after phases straight to Postgres (the lab's services reach "+
+				"PgBouncer only when recreated with LAB_DATABASE_URL through it, for the whole run)")
+		}
 	}
 	restart := map[string]bool{}
 	for _, p := range s.Phases {
