@@ -9,7 +9,7 @@ import (
 // burst releases Concurrency requests at one instant and returns that
 // instant. With Warmup, an untimed round of the same size goes first, so
 // that the timed round reuses open keep-alive connections rather than
-// measuring connection setup (as the published experiment A did: README.md,
+// measuring connection setup (as the published experiment of burst-1000 did: README.md,
 // The pitfalls).
 func (a *Attack) burst(ctx context.Context, tr Transport) time.Time {
 	workers := make([]*worker, a.cfg.Concurrency)
