@@ -85,8 +85,8 @@ func Outage(hold time.Duration) Fault {
 // prepared statements beyond the cut connections', no server restart.
 func ProxyOutage(hold time.Duration, cut func(ctx context.Context, down bool) error) Fault {
 	return Fault{Name: "proxy-outage-" + hold.String(),
-		What: fmt.Sprintf("Every connection to Postgres cut and new ones refused by a proxy for %s, then let through (Postgres keeps running)", hold),
-		Hold: hold,
+		What:   fmt.Sprintf("Every connection to Postgres cut and new ones refused by a proxy for %s, then let through (Postgres keeps running)", hold),
+		Hold:   hold,
 		inject: func(ctx context.Context, _ Target) error { return cut(ctx, true) },
 		lift:   func(ctx context.Context, _ Target) error { return cut(ctx, false) }}
 }
