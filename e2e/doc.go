@@ -8,11 +8,14 @@
 // contract in docs/metrics.md.
 //
 // TestLab is the end-to-end run (`make e2e`, ORDERLAB_E2E=1): the machine's
-// Postgres, the three services built from source, the background load as
-// compose runs it, a real Prometheus with the lab's own config and rules;
-// every panel's data with the background load alone; then overload against
-// every service, every PromQL expression of every panel, the starvation
-// signal, the alerts and the traces. Asked to run but unable to (no Prometheus, no Postgres), it fails
+// Postgres behind the database proxy (compose's profile dbproxy), the three
+// services built from source, the background load as compose runs it, a
+// real Prometheus with the lab's own config and rules; every panel's data
+// with the background load alone; then overload against every service,
+// every PromQL expression of every panel, the starvation signal, the alerts
+// and the traces; last, `loadtest scenario -lab` stages pool-starvation and
+// db-latency, and what they changed is checked in Prometheus, in the
+// annotations and in the knobs put back. Asked to run but unable to (no Prometheus, no Postgres), it fails
 // rather than skips.
 //
 // The files:
@@ -29,7 +32,7 @@
 //     queries),
 //     lab_rules_test.go (recording rules, the starvation signal, alerts),
 //     lab_traces_test.go (spans, and the provisioned exemplar link into
-//     Jaeger).
+//     Jaeger), lab_scenario_test.go (the database proxy, scenario -lab).
 //   - What TestLab runs: the services through loadtest/lab, as a scenario
 //     does; prometheus_test.go (its config and a client of its API);
 //     jaeger_test.go (JAEGER set); overload_test.go (the loadtest binary);

@@ -61,6 +61,8 @@ type labRun struct {
 	otlp     *otlptest.Receiver
 	jaeger   *labJaeger // nil unless JAEGER is set
 	grafana  *fakeGrafana
+	proxy    labProxy // the database proxy the services reach Postgres through
+	token    string   // the services' ADMIN_TOKEN, as compose gives it
 
 	bins string // the binaries built for the run
 
@@ -99,13 +101,17 @@ func TestLab(t *testing.T) {
 	t.Run("traces", run.traces)
 	t.Run("exemplar links resolve in Jaeger", run.exemplarLinksResolveInJaeger)
 	t.Run("load-run annotations", run.loadRunAnnotations)
+	// Last but one, so that the checks above see only the overload.
+	t.Run("scenario -lab", run.scenarioLab)
 	// Last: it runs a scenario and changes a knob.
 	t.Run("front page", run.frontPage)
 }
 
-// startLab starts the lab: the services, the background load the way
-// compose runs it, Prometheus, a trace receiver, a fake Grafana, and with
-// JAEGER a real Jaeger. Everything stops when the test ends.
+// startLab starts the lab: the database proxy and the services behind it
+// (compose's profile dbproxy, with LAB_DATABASE_URL through it), the
+// background load the way compose runs it, Prometheus, a trace receiver, a
+// fake Grafana, and with JAEGER a real Jaeger. Everything stops when the
+// test ends.
 func startLab(t *testing.T, ctx context.Context) *labRun {
 	// 1. Prerequisites. Asked to run, the test fails on anything missing.
 	promBin := os.Getenv("PROMETHEUS")
@@ -129,11 +135,16 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 		run.otlp.ForwardTo(run.jaeger.forward)
 	}
 
-	// 2. The three services, on loopback ports, each ready before the next.
+	// 2. The three services, on loopback ports, each ready before the next,
+	// with the knob token compose gives them, reaching Postgres through the
+	// database proxy.
+	run.token = composeEnv(t, project, "unbounded", "ADMIN_TOKEN")
+	var proxied string
+	run.proxy, proxied = startDBProxy(t, project, bins, dbURL)
 	run.services = map[string]*lab.Service{}
 	scrape := map[string]string{} // compose service name -> local address
 	for _, name := range modelServices {
-		s := startService(t, ctx, bins, name, dbURL, run.otlp.URL)
+		s := startService(t, ctx, bins, name, proxied, run.otlp.URL, run.token)
 		run.services[name] = s
 		u, err := url.Parse(s.MetricsURL)
 		if err != nil {
@@ -175,12 +186,13 @@ func (run *labRun) overload(t *testing.T) {
 
 // startService starts one model from bins with labCommon and its labKnobs,
 // exporting spans to otlpURL, the way the scenario runner starts it
-// (loadtest/lab); it stops when the test ends.
-func startService(t *testing.T, ctx context.Context, bins, name, dbURL, otlpURL string) *lab.Service {
+// (loadtest/lab), with token as its ADMIN_TOKEN; it stops when the test ends.
+func startService(t *testing.T, ctx context.Context, bins, name, dbURL, otlpURL, token string) *lab.Service {
 	t.Helper()
 	env := map[string]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT": otlpURL,
 		"OTEL_SERVICE_NAME":           "orderlab-" + name,
+		"ADMIN_TOKEN":                 token,
 	}
 	maps.Copy(env, labCommon)
 	maps.Copy(env, labKnobs[name])

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/orderlab/orderlab/loadtest/annotate"
@@ -26,6 +27,10 @@ const labBoard = "http://127.0.0.1:3000/d/" + boardUID
 // labToken is the ADMIN_TOKEN compose gives the services when .env sets
 // none (compose.yaml); ADMIN_TOKEN in the environment replaces it.
 const labToken = "orderlab-admin"
+
+// labProxyHost is the database proxy's name in compose, by which the
+// services' LAB_DATABASE_URL reaches it (compose.yaml, profile dbproxy).
+const labProxyHost = "dbproxy"
 
 // inCompose reports whether this loadtest runs as compose's loadtest service.
 func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "compose" }
@@ -58,10 +63,13 @@ func useLab(r *scenario.Runner, getenv func(string) string) error {
 		return fmt.Errorf("-lab: %w", err)
 	}
 	r.Annotate, r.Board = c, labBoard
-	proxy := "http://127.0.0.1:9094"
+	// The lab's Postgres straight, as compose.yaml publishes it, for
+	// db_stop's ledger check.
+	proxy, db := "http://127.0.0.1:9094", "127.0.0.1:"+cmp.Or(getenv("POSTGRES_PORT"), "5433")
 	if compose {
-		proxy = "http://dbproxy:9090"
+		proxy, db = "http://dbproxy:9090", "postgres:5432"
 	}
-	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: "dbproxy"}
+	db = "postgres://orderlab:" + url.QueryEscape(cmp.Or(getenv("POSTGRES_PASSWORD"), "orderlab")) + "@" + db + "/orderlab?sslmode=disable"
+	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: labProxyHost, Database: db}
 	return nil
 }

@@ -31,11 +31,44 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 			t.Errorf("env %v, args %q: endpoint %+v, token %q, remote %v, annotate %v, board %q", c.env, c.args, ep, r.Token, r.AllowRemote, r.Annotate != nil, r.Board)
 		}
 	}
-	if _, err := parseScenarioCmd([]string{"-lab", "-target", "semaphore=http://127.0.0.1:1", "pool-starvation"},
-		func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "no -target") {
-		t.Errorf("-lab with -target: %v, want a usage error", err)
+	none := func(string) string { return "" }
+	// db_stop's ledger reads the lab's Postgres as compose.yaml publishes it.
+	for env, want := range map[string]string{
+		"":        "postgres://orderlab:orderlab@127.0.0.1:5433/orderlab?sslmode=disable",
+		"compose": "postgres://orderlab:orderlab@postgres:5432/orderlab?sslmode=disable",
+	} {
+		p, err := parseScenarioCmd([]string{"-lab", "db-restart"}, func(k string) string { return map[string]string{labEnv: env}[k] }, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.runner.DBProxy.Database; got != want {
+			t.Errorf("%s=%q: the lab's database %q, want %s", labEnv, env, got, want)
+		}
 	}
-	p, err := parseScenarioCmd([]string{"pool-starvation"}, func(string) string { return "" }, io.Discard)
+	for args, want := range map[string]string{
+		"-lab -target semaphore=http://127.0.0.1:1 pool-starvation":                                         "needs -metrics semaphore=URL",
+		"-lab -target nosuch=http://127.0.0.1:1 -metrics nosuch=http://127.0.0.1:2/metrics pool-starvation": "the lab's services are",
+		"-dbproxy-host 127.0.0.1:1 -target semaphore=http://127.0.0.1:1 pool-starvation":                    "need -dbproxy URL",
+	} {
+		if _, err := parseScenarioCmd(strings.Fields(args), none, io.Discard); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want a usage error %q", args, err, want)
+		}
+	}
+	// -lab with -target moves one service (the others stay at the lab's
+	// ports); -dbproxy and -dbproxy-host move the proxy.
+	p, err := parseScenarioCmd([]string{"-lab", "-target", "semaphore=http://127.0.0.1:1", "-metrics", "semaphore=http://127.0.0.1:2/metrics",
+		"-dbproxy", "http://127.0.0.1:3", "-dbproxy-host", "127.0.0.1:4", "-lab-db", "postgres://x@127.0.0.1:5/y", "pool-starvation"}, none, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep := p.runner.Endpoints["semaphore"]; ep.URL != "http://127.0.0.1:1" || ep.AdminURL != "http://127.0.0.1:2" ||
+		p.runner.Endpoints["pipeline"].URL != "http://127.0.0.1:8083" || p.runner.Annotate == nil {
+		t.Errorf("-lab -target semaphore=...: endpoints %+v, annotate %v", p.runner.Endpoints, p.runner.Annotate != nil)
+	}
+	if px := p.runner.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" || px.Database != "postgres://x@127.0.0.1:5/y" {
+		t.Errorf("-dbproxy: %+v", px)
+	}
+	p, err = parseScenarioCmd([]string{"pool-starvation"}, none, io.Discard)
 	if err != nil || p.runner.Endpoints != nil || p.runner.AllowRemote {
 		t.Errorf("without -lab outside compose: endpoints %v, remote %v, %v; want a local run", p.runner.Endpoints, p.runner.AllowRemote, err)
 	}

@@ -7,17 +7,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/orderlab/orderlab/internal/pgdb"
+	"github.com/orderlab/orderlab/loadtest/dbproxy"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/scenario"
 	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
 )
 
-const scenarioUsage = `usage: loadtest scenario [flags] NAME... | all | -list | -render FILE.json
+const scenarioUsage = `usage: loadtest scenario [flags] NAME|FILE.yaml... | all | -list | -render FILE.json
 
 Runs scenarios of the catalog (loadtest/scenario/catalog) and writes
 OUT/<scenario>/<timestamp>.{json,md,html}. By default it starts the three
@@ -31,7 +33,9 @@ per expectation and the board's URL for the run (docs/lab-scenarios.md).
 Inside compose (docker compose run --rm loadtest scenario NAME) -lab is the
 default. -list says which scenarios the lab can stage. With -target name=URL
 (and -metrics name=URL, the admin listener's /metrics) it runs likewise
-against other running services.
+against other running services; with -lab, -target moves one of the lab's
+services to other ports. A FILE.yaml is a scenario of your own, in the
+catalog's format.
 
 flags:
 `
@@ -70,6 +74,9 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	targets, metrics := map[string]string{}, map[string]string{}
 	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", nameURLFlag(targets))
 	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", nameURLFlag(metrics))
+	proxy := fs.String("dbproxy", "", "`URL` of the database proxy's control API (-lab: the lab's)")
+	labDB := fs.String("lab-db", "", "`URL` of the lab's database straight, where db_stop's keyed orders are checked (-lab: the lab's Postgres)")
+	proxyHost := fs.String("dbproxy-host", "", "`host[:port]` by which the services' DATABASE_URL reaches the database proxy (-lab: dbproxy)")
 	names, _, err := parseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
@@ -85,19 +92,36 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 			return nil, fmt.Errorf("-metrics %s without -target %s", name, name)
 		}
 	}
-	if *lab && len(targets) > 0 {
-		return nil, usagef("lab", "-lab knows the lab's services: give no -target")
-	}
 	if *lab {
 		if err := useLab(r, getenv); err != nil {
 			return nil, err
 		}
-	}
-	if len(targets) > 0 {
+	} else if len(targets) > 0 {
 		r.Endpoints = map[string]scenario.Endpoint{}
 		r.Token = getenv("ADMIN_TOKEN")
-		for name, u := range targets {
-			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
+	}
+	// With -lab, -target moves a service of the lab to other ports (a lab
+	// published elsewhere, or the e2e's).
+	for name, u := range targets {
+		if _, known := r.Endpoints[name]; *lab && !known {
+			return nil, usagef("target", "%s: the lab's services are %s", name, strings.Join(scenario.Services, ", "))
+		}
+		if *lab && metrics[name] == "" {
+			return nil, usagef("metrics", "-lab -target %s=URL needs -metrics %s=URL (its admin listener's /metrics)", name, name)
+		}
+		r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
+	}
+	if *proxy != "" || *proxyHost != "" || *labDB != "" {
+		if r.DBProxy == nil {
+			r.DBProxy = &scenario.LabProxy{Host: labProxyHost}
+		}
+		if *proxy != "" {
+			r.DBProxy.Control = &dbproxy.Client{URL: *proxy}
+		}
+		r.DBProxy.Host = cmp.Or(*proxyHost, r.DBProxy.Host)
+		r.DBProxy.Database = cmp.Or(*labDB, r.DBProxy.Database)
+		if r.DBProxy.Control == nil {
+			return nil, usagef("dbproxy", "-dbproxy-host and -lab-db need -dbproxy URL (or -lab)")
 		}
 	}
 	if p.todo, err = pick(names); err != nil {
@@ -116,13 +140,31 @@ func pick(names []string) ([]scenario.Scenario, error) {
 	}
 	var out []scenario.Scenario
 	for _, n := range names {
-		s, err := catalog.Get(n)
+		s, err := pickOne(n)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// pickOne returns the catalog's scenario called name, or the scenario in
+// the file name when it ends in .yaml: a variant of one of the catalog's
+// (in the format of loadtest/scenario/catalog), which has no number.
+func pickOne(name string) (scenario.Scenario, error) {
+	if !strings.HasSuffix(name, ".yaml") {
+		return catalog.Get(name)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return scenario.Scenario{}, err
+	}
+	s, err := scenario.Parse(data)
+	if err != nil {
+		return s, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
 }
 
 // execute does the plan's job and returns the exit code.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,5 +74,37 @@ func TestScenarioUsageErrorsExitTwo(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "scenario", "-h"); code != exitOK {
 		t.Errorf("scenario -h: exit %d, want 0", code)
+	}
+}
+
+// A NAME ending in .yaml is a scenario file of one's own, parsed strictly
+// and without a catalog number.
+func TestScenarioRunsAFileOfOnesOwn(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mine.yaml")
+	if err := os.WriteFile(good, []byte(`name: mine
+title: t
+reproduces: r
+question: q
+targets: [semaphore]
+phases:
+  - name: p
+    request: {path: /work/db}
+    load: {mode: closed, concurrency: 1, duration: 1s}
+expect: [{says: s}]
+panels: [Pool acquire wait p99]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: bad\nnosuchfield: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := parseScenarioCmd([]string{good}, func(string) string { return "" }, io.Discard)
+	if err != nil || len(p.todo) != 1 || p.todo[0].Name != "mine" || p.todo[0].Number != 0 {
+		t.Fatalf("%s: %v, %+v", good, err, p)
+	}
+	if _, err := parseScenarioCmd([]string{bad}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Errorf("%s: %v, want a parse error naming the file", bad, err)
 	}
 }

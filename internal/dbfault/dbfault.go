@@ -77,6 +77,20 @@ func Outage(hold time.Duration) Fault {
 		lift:   func(ctx context.Context, tg Target) error { return tg.Cluster.Start(ctx) }}
 }
 
+// ProxyOutage is Outage made by a proxy the caller drives (the running
+// lab's database proxy, loadtest/dbproxy): cut(ctx, true) closes every
+// connection between the services and Postgres and refuses new ones, as a
+// stopped Postgres does; cut(ctx, false) lets them through again after
+// hold. Postgres itself keeps running: no crash recovery, no lost
+// prepared statements beyond the cut connections', no server restart.
+func ProxyOutage(hold time.Duration, cut func(ctx context.Context, down bool) error) Fault {
+	return Fault{Name: "proxy-outage-" + hold.String(),
+		What:   fmt.Sprintf("Every connection to Postgres cut and new ones refused by a proxy for %s, then let through (Postgres keeps running)", hold),
+		Hold:   hold,
+		inject: func(ctx context.Context, _ Target) error { return cut(ctx, true) },
+		lift:   func(ctx context.Context, _ Target) error { return cut(ctx, false) }}
+}
+
 // Named finds a fault of the catalog by name.
 func Named(name string) (Fault, bool) {
 	for _, f := range Catalog {

@@ -97,3 +97,24 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("with no success after the fault took effect and a 500: %+v, want not recovered, not OK", s)
 	}
 }
+
+// A proxy outage is cut, held and let through by the caller's proxy, in
+// that order, also when during fails.
+func TestProxyOutageCutsHoldsAndLetsThrough(t *testing.T) {
+	var calls []bool
+	f := ProxyOutage(50*time.Millisecond, func(_ context.Context, down bool) error {
+		calls = append(calls, down)
+		return nil
+	})
+	tl, err := Apply(context.Background(), f, Target{}, func() {
+		if len(calls) != 1 || !calls[0] {
+			t.Errorf("during the hold: calls %v, want the cut", calls)
+		}
+	})
+	if err != nil || len(calls) != 2 || calls[1] || tl.Lifted.Sub(tl.On) < 50*time.Millisecond {
+		t.Errorf("Apply = %v, calls %v, held %s; want cut, then let through after 50ms", err, calls, tl.Lifted.Sub(tl.On))
+	}
+	if f.Proxy || f.Name != "proxy-outage-50ms" {
+		t.Errorf("%+v: want proxy-outage-50ms, on no faultproxy of the Target", f)
+	}
+}

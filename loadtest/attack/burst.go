@@ -9,7 +9,8 @@ import (
 // burst releases Concurrency requests at one instant and returns that
 // instant. With Warmup, an untimed round of the same size goes first, so
 // that the timed round reuses open keep-alive connections rather than
-// measuring connection setup (as the published experiment A did: docs/scenarios/burst-1000.md).
+// measuring connection setup (as the published experiment of burst-1000 did:
+// docs/scenarios/burst-1000.md).
 func (a *Attack) burst(ctx context.Context, tr Transport) time.Time {
 	workers := make([]*worker, a.cfg.Concurrency)
 	for i := range workers {

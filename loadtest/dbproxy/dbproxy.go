@@ -127,9 +127,25 @@ func (c *Client) Set(ctx context.Context, f Fault) error {
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, strings.TrimRight(c.URL, "/")+"/fault", bytes.NewReader(b))
+	_, err = c.do(ctx, http.MethodPut, b)
+	return err
+}
+
+// Get returns the proxy's fault.
+func (c *Client) Get(ctx context.Context) (Fault, error) {
+	var f Fault
+	msg, err := c.do(ctx, http.MethodGet, nil)
+	if err == nil {
+		err = json.Unmarshal(msg, &f)
+	}
+	return f, err
+}
+
+// do sends body (nil: none) to /fault and returns the answer's body.
+func (c *Client) do(ctx context.Context, method string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+"/fault", bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -137,12 +153,12 @@ func (c *Client) Set(ctx context.Context, f Fault) error {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("dbproxy: %w", err)
+		return nil, fmt.Errorf("dbproxy: %w", err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("dbproxy: PUT /fault %s: %s %s", b, resp.Status, bytes.TrimSpace(msg))
+		return nil, fmt.Errorf("dbproxy: %s /fault %s: %s %s", method, body, resp.Status, bytes.TrimSpace(msg))
 	}
-	return nil
+	return msg, nil
 }

@@ -59,6 +59,9 @@ func TestControlAPIStagesTheFaults(t *testing.T) {
 	if err := c.Set(ctx, Fault{Fault: "down"}); err != nil {
 		t.Fatal(err)
 	}
+	if f, err := c.Get(ctx); err != nil || f.Fault != "down" {
+		t.Errorf("Get = %+v, %v; want down", f, err)
+	}
 	if conn, err := connect(); err == nil || !strings.Contains(err.Error(), "refused") {
 		if conn != nil {
 			_ = conn.Close(ctx)

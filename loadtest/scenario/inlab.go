@@ -10,23 +10,29 @@ import (
 // InLab says whether s can be staged against running services (the compose
 // lab, loadtest scenario -lab) and, when it cannot, what is missing there.
 // The runner refuses such a scenario rather than measure something else.
-// A scenario that sets db_latency needs the lab's database proxy too
-// (Runner.DBProxy), which the runner checks when it starts: why says so.
+// A scenario that sets db_latency or db_stop needs the lab's database proxy
+// too (Runner.DBProxy), which the runner checks when it starts: why says so.
 func InLab(s Scenario) (ok bool, why string) {
 	var missing []string
+	// A cluster of its own is for db_stop, which the lab's proxy stages,
+	// and for replicas, a role and PgBouncer, which the lab cannot change
+	// while it runs.
 	if c := s.Cluster; c != nil {
-		switch {
-		case c.Replicas > 1 || c.PgBouncer != nil || c.Role != nil:
-			missing = append(missing, "replicas, a login role with a connection limit and PgBouncer of the runner's own (the lab runs one replica per service)")
-		case c.Owned:
-			missing = append(missing, "a Postgres it may stop (the lab's is shared by the three services)")
+		if c.Role != nil {
+			missing = append(missing, fmt.Sprintf("a connection limit of %d set while the lab runs: the lab's services log in as orderlab, "+
+				"the superuser compose creates, whom no role CONNECTION LIMIT binds, and Postgres takes max_connections "+
+				"(POSTGRES_MAX_CONNECTIONS, 200) only at its start", c.Role.ConnectionLimit))
+		}
+		if c.Replicas > 1 {
+			missing = append(missing, fmt.Sprintf("%d replicas of each model sharing its load (the lab runs one of each)", c.Replicas))
+		}
+		if slices.ContainsFunc(s.Phases, func(p Phase) bool { return p.PgBouncer }) {
+			missing = append(missing, "a phase through PgBouncer after phases straight to Postgres (the lab's services reach "+
+				"PgBouncer only when recreated with LAB_DATABASE_URL through it, for the whole run)")
 		}
 	}
 	restart := map[string]bool{}
 	for _, p := range s.Phases {
-		if p.DBStop != nil && (s.Cluster == nil || !s.Cluster.Owned) {
-			missing = append(missing, "a Postgres it may stop (db_stop)")
-		}
 		for name := range merged(s.Env, p.Env) {
 			if kn, ok := knob(name); ok && kn.Restart != "" {
 				restart[name] = true
@@ -37,11 +43,14 @@ func InLab(s Scenario) (ok bool, why string) {
 		kn, _ := knob(name)
 		missing = append(missing, fmt.Sprintf("%s changed live (%s)", name, kn.Restart))
 	}
-	if len(missing) == 0 && needsProxy(s) {
+	switch {
+	case len(missing) > 0:
+		return false, "needs " + strings.Join(slices.Compact(missing), "; ")
+	case slices.ContainsFunc(s.Phases, stops):
+		return true, "with the lab's database proxy (compose profile dbproxy), whose outage stands for the stop: " +
+			"every connection cut, new ones refused, Postgres itself not restarted"
+	case needsProxy(s):
 		return true, "with the lab's database proxy (compose profile dbproxy)"
 	}
-	if len(missing) == 0 {
-		return true, ""
-	}
-	return false, "needs " + strings.Join(slices.Compact(missing), "; ")
+	return true, ""
 }

@@ -2,11 +2,16 @@ package scenario
 
 // Knob is a documented service setting (docs/reference/knobs.md) that a scenario
 // may set. Addresses and DATABASE_URL are the runner's, not the scenario's.
+// The services declare their knobs in services/internal/knob, which the
+// load generator may not import (it knows the services only through HTTP
+// and /metrics): a test holds these to the table of docs/reference/knobs.md,
+// which the services' own test holds to the declarations.
 type Knob struct {
 	Name     string
 	Services []string // nil: all three
 	// Restart, when set, says why the knob cannot change while the service
-	// runs: a run against running services cannot set it.
+	// runs (the declaration's words): a run against running services cannot
+	// set it.
 	Restart string
 }
 
@@ -17,8 +22,8 @@ var Knobs = []Knob{
 	{Name: "WORK_API_DELAY"}, {Name: "WORK_CPU_ROUNDS"}, {Name: "LOG_LEVEL"},
 	{Name: "AUDIT_DELAY"}, {Name: "REQUEST_BUFFER_BYTES"}, {Name: "REQUEST_BUFFER_POOL"},
 	{Name: "API_WAIT_MODE"},
-	{Name: "HTTP_SERVER", Restart: "the listener is one server or the other; it needs a restart"},
-	{Name: "HTTP_HANDLER_POOL", Restart: "nbio's handler pool is sized at start; it needs a restart"},
+	{Name: "HTTP_SERVER", Restart: "the API listener's server is built at start, and open connections belong to it"},
+	{Name: "HTTP_HANDLER_POOL", Restart: "nbio sizes its handler pool when the server is built"},
 	{Name: "LEAK_EVERY"},
 	{Name: "LIMIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_WAIT", Services: []string{"semaphore"}},

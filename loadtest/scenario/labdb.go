@@ -2,40 +2,52 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/orderlab/orderlab/loadtest/dbproxy"
 )
 
-// needsProxy reports whether some phase of s sets db_latency.
+// needsProxy reports whether some phase of s sets db_latency or db_stop,
+// which the lab stages with its database proxy.
 func needsProxy(s Scenario) bool {
-	for _, p := range s.Phases {
-		if p.DBLatency != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.Phases, func(p Phase) bool { return p.DBLatency != nil || stops(p) })
 }
 
+func stops(p Phase) bool { return p.DBStop != nil }
+
 // LabProxy is the running lab's database fault proxy (compose profile
-// dbproxy): Control drives it; Host is the name the services' DATABASE_URL
-// must reach Postgres by, so that their queries go through it.
+// dbproxy): Control drives it; Host is the name (host, or host:port) the
+// services' DATABASE_URL must reach Postgres by, so that their queries go
+// through it.
 type LabProxy struct {
 	Control *dbproxy.Client
 	Host    string
+	// Database reaches the lab's database straight, not through the proxy
+	// (from the host 127.0.0.1:5433, in compose postgres:5432): a db_stop's
+	// keyed orders are held to its orders table.
+	Database string
 }
 
-// checkProxy makes sure the lab's proxy answers and that every target's
+// checkProxy makes sure the lab's proxy answers, that every target's
 // database URL goes through it (as GET /knobs shows DATABASE_URL, when it
-// shows it).
+// shows it), and for a db_stop that the lab's database can be read.
 func (r *Runner) checkProxy(ctx context.Context, s Scenario, live *liveKnobs) error {
+	what := "sets db_latency"
+	if slices.ContainsFunc(s.Phases, stops) {
+		what = "sets db_stop"
+	}
 	if r.DBProxy == nil {
-		return fmt.Errorf("%s sets db_latency: it needs the lab's database proxy (docs/lab-scenarios.md)", s.Name)
+		return fmt.Errorf("%s %s: it needs the lab's database proxy (docs/lab-scenarios.md)", s.Name, what)
 	}
 	if err := r.DBProxy.Control.Set(ctx, dbproxy.Fault{Fault: "none"}); err != nil {
-		return fmt.Errorf("%s sets db_latency and the lab's database proxy does not answer "+
-			"(docker compose --profile dbproxy up, with LAB_DATABASE_URL through it: docs/lab-scenarios.md): %w", s.Name, err)
+		return fmt.Errorf("%s %s and the lab's database proxy does not answer "+
+			"(docker compose --profile dbproxy up, with LAB_DATABASE_URL through it: docs/lab-scenarios.md): %w", s.Name, what, err)
 	}
 	for _, t := range s.Targets {
 		c := live.clients[t]
@@ -56,7 +68,25 @@ func (r *Runner) checkProxy(ctx context.Context, s Scenario, live *liveKnobs) er
 				"start the lab with LAB_DATABASE_URL through it (docs/lab-scenarios.md)", t, u, r.DBProxy.Host)
 		}
 	}
+	if what == "sets db_stop" {
+		if err := ping(ctx, r.DBProxy.Database); err != nil {
+			return fmt.Errorf("%s sets db_stop, whose keyed orders are held to the lab's orders table, and the lab's database "+
+				"does not answer (-lab-db URL): %w", s.Name, err)
+		}
+	}
 	return nil
+}
+
+// ping connects to dsn once.
+func ping(ctx context.Context, dsn string) error {
+	if dsn == "" {
+		return errors.New("no database URL")
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	return conn.Close(ctx)
 }
 
 // setProxyLatency gives the lab's proxy phase p's latency (none when p
@@ -71,12 +101,19 @@ func (r *Runner) setProxyLatency(ctx context.Context, p Phase) error {
 }
 
 // reaches reports whether the database address dsn (a URL, or the key=value
-// form the services show, password masked) names host.
+// form the services show, password masked) names host (host:port: that
+// port too).
 func reaches(dsn, host string) bool {
-	for _, f := range strings.Fields(dsn) {
-		if f == "host="+host {
-			return true
-		}
+	h, port, err := net.SplitHostPort(host)
+	if err != nil {
+		h, port = host, ""
+	}
+	fields := strings.Fields(dsn)
+	if slices.Contains(fields, "host="+h) {
+		return port == "" || slices.Contains(fields, "port="+port)
+	}
+	if port != "" {
+		return strings.Contains(dsn, "@"+host+"/") || strings.Contains(dsn, "//"+host+"/")
 	}
 	return strings.Contains(dsn, "@"+host+":") || strings.Contains(dsn, "@"+host+"/") || strings.Contains(dsn, "//"+host+":")
 }

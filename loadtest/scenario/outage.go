@@ -1,14 +1,17 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/internal/ledger"
+	"github.com/orderlab/orderlab/loadtest/dbproxy"
 	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
@@ -18,10 +21,14 @@ import (
 // the orders table says about every answer (dbfault.Summary).
 type OutageResult struct {
 	Target string `json:"target"`
+	// How the outage was made: Postgres stopped (a local run's cluster) or
+	// the lab's database proxy cutting every connection (-lab).
+	How string `json:"how,omitempty"`
 	// Stopping, Stopped and Started are seconds from the start of the run
 	// to the stop being asked (pg_ctl stop -m fast: from then on new
 	// connections are refused), the server being down (pg_ctl stop
-	// returned) and up again (pg_ctl start returned).
+	// returned) and up again (pg_ctl start returned); in the lab, to the
+	// proxy's cut being asked, in effect, and lifted.
 	Stopping float64 `json:"stopping_seconds"`
 	Stopped  float64 `json:"stopped_seconds"`
 	Started  float64 `json:"started_seconds"`
@@ -37,11 +44,41 @@ type OutageResult struct {
 	Err      string         `json:"error,omitempty"`
 }
 
+// outageOf is what a db_stop acts on: the fault, its target, and the
+// database whose orders table the keyed orders are held to.
+type outageOf struct {
+	fault dbfault.Fault
+	tg    dbfault.Target
+	dbURL string
+	said  string // logged once the fault holds: what was done
+	log   io.Writer
+}
+
+// localOutage stops the local run's own cluster (be.cluster).
+func localOutage(be *backend, hold time.Duration) outageOf {
+	return outageOf{fault: dbfault.Outage(hold), tg: dbfault.Target{Cluster: be.cluster, DBURL: be.db.URL}, dbURL: be.db.URL,
+		said: "Postgres stopped", log: be.log}
+}
+
+// labOutage cuts the lab's Postgres off through the lab's database proxy
+// (down, then none): a proxy outage, not a restart of Postgres.
+func (r *Runner) labOutage(hold time.Duration) outageOf {
+	cut := func(ctx context.Context, down bool) error {
+		f := dbproxy.Fault{Fault: "none"}
+		if down {
+			f.Fault = "down"
+		}
+		return r.DBProxy.Control.Set(ctx, f)
+	}
+	return outageOf{fault: dbfault.ProxyOutage(hold, cut), dbURL: r.DBProxy.Database,
+		said: "the lab's database proxy cut every connection to Postgres (Postgres keeps running)", log: r.Log}
+}
+
 // outage runs a db_stop beside a target's run: it sends keyed orders to
-// apiURL from now until finish is called, stops the cluster After into the
-// run for For (dbfault.Outage), and starts it again.
+// apiURL from now until finish is called, applies the fault After into the
+// run for For (dbfault.Apply), and lifts it.
 type outage struct {
-	be     *backend
+	of     outageOf
 	target string
 	began  time.Time
 	load   *ledger.Load
@@ -50,28 +87,27 @@ type outage struct {
 	err    error
 }
 
-func startOutage(ctx context.Context, be *backend, stop DBStop, target, phase, apiURL string) *outage {
-	o := &outage{be: be, target: target, began: time.Now(), done: make(chan struct{})}
+func startOutage(ctx context.Context, of outageOf, stop DBStop, target, phase, apiURL string) *outage {
+	o := &outage{of: of, target: target, began: time.Now(), done: make(chan struct{})}
 	o.load = ledger.Start(apiURL+"/orders", fmt.Sprintf("%s-%s-%d", phase, target, o.began.UnixNano()), stop.Ledger, 0)
 	go func() {
 		defer close(o.done)
 		if !measure.Sleep(ctx, stop.After.D()) {
 			return
 		}
-		tg := dbfault.Target{Cluster: be.cluster, DBURL: be.db.URL}
-		o.tl, o.err = dbfault.Apply(context.WithoutCancel(ctx), dbfault.Outage(stop.For.D()), tg, func() {
-			fmt.Fprintf(be.log, "   Postgres stopped %s into the run, for %s\n", time.Since(o.began).Round(10*time.Millisecond), stop.For.D())
+		o.tl, o.err = dbfault.Apply(context.WithoutCancel(ctx), of.fault, of.tg, func() {
+			fmt.Fprintf(of.log, "   %s %s into the run, for %s\n", of.said, time.Since(o.began).Round(10*time.Millisecond), stop.For.D())
 		})
 	}()
 	return o
 }
 
-// finish waits for Postgres to be up again, stops the keyed orders and
+// finish waits for the fault to be lifted, stops the keyed orders and
 // holds their answers to the table.
 func (o *outage) finish(ctx context.Context) OutageResult {
 	<-o.done
 	as := o.load.Finish()
-	res := OutageResult{Target: o.target, Summary: dbfault.Summary{Sent: len(as), Answers: ledger.Count(as)}}
+	res := OutageResult{Target: o.target, How: o.of.fault.What, Summary: dbfault.Summary{Sent: len(as), Answers: ledger.Count(as)}}
 	if o.err != nil {
 		res.Err = o.err.Error()
 		return res
@@ -88,7 +124,7 @@ func (o *outage) finish(ctx context.Context) OutageResult {
 		res.Stopped = o.tl.On.Sub(o.began).Seconds()
 		res.Started = o.tl.Lifted.Sub(o.began).Seconds()
 	}
-	conn, err := pgx.Connect(ctx, o.be.db.URL)
+	conn, err := pgx.Connect(ctx, o.of.dbURL)
 	if err != nil {
 		res.Err = err.Error()
 		return res
@@ -107,7 +143,7 @@ func outageTables(os []OutageResult) []Table {
 	if len(os) == 0 {
 		return nil
 	}
-	sum := Table{Head: []string{"service", "stop asked, down, up again", "keyed orders", "answers", "full success again after restart", "acknowledged but missing", "stored twice", "answered not stored but stored"}}
+	sum := Table{Head: []string{"service", "outage", "asked, in effect, lifted", "keyed orders", "answers", "full success again after the outage", "acknowledged but missing", "stored twice", "answered not stored but stored"}}
 	bySec := Table{Head: []string{"second"}}
 	rows := 0
 	for _, o := range os {
@@ -119,7 +155,7 @@ func outageTables(os []OutageResult) []Table {
 		if o.Err != "" {
 			rec = "error: " + o.Err
 		}
-		sum.Rows = append(sum.Rows, []string{o.Target, down, fmt.Sprint(o.Sent), o.Answers.String(), rec,
+		sum.Rows = append(sum.Rows, []string{o.Target, cmp.Or(o.How, "Postgres stopped"), down, fmt.Sprint(o.Sent), o.Answers.String(), rec,
 			fmt.Sprint(o.Missing), fmt.Sprint(o.Duplicates), fmt.Sprint(o.Stored)})
 		bySec.Head = append(bySec.Head, o.Target)
 		rows = max(rows, len(o.BySecond))

@@ -51,7 +51,7 @@ type Runner struct {
 	Annotate *annotate.Client
 	Board    string
 	// DBProxy, when set, is the running lab's database fault proxy, which
-	// stages db_latency there.
+	// stages db_latency and db_stop (an outage of the proxy) there.
 	DBProxy *LabProxy
 	Out     string // results go to Out/<scenario>/<timestamp>.{json,md,html}
 	Quick   bool   // shorten every phase to seconds (see Quick)
@@ -390,8 +390,12 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 		return running, err
 	}
 	var out *outage
-	if p.DBStop != nil && be != nil && be.cluster != nil {
-		out = startOutage(ctx, be, *p.DBStop, name, p.Name, ep.URL)
+	switch {
+	case p.DBStop == nil:
+	case be != nil && be.cluster != nil:
+		out = startOutage(ctx, localOutage(be, p.DBStop.For.D()), *p.DBStop, name, p.Name, ep.URL)
+	case r.Endpoints != nil && r.DBProxy != nil:
+		out = startOutage(ctx, r.labOutage(p.DBStop.For.D()), *p.DBStop, name, p.Name, ep.URL)
 	}
 	cfg := configOf(p, ep.URL)
 	cfg.AllowRemote = r.AllowRemote

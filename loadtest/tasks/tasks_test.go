@@ -37,7 +37,7 @@ func TestPoolOfOneSerialisesSleeps(t *testing.T) {
 // reports the time scaled to 100,000, which is exact for a fixed pool.
 var poolJobs = flag.Int("tasks.pooljobs", 2000, "jobs for the 8-worker pool of BenchmarkHundredThousandTasks (100000: the full 625 s)")
 
-// BenchmarkHundredThousandTasks is scenario 4 (experiment D): 100,000
+// BenchmarkHundredThousandTasks is scenario 4, hundred-thousand-tasks: 100,000
 // background jobs of 50 ms on a goroutine each, versus a fixed pool of 8
 // workers (Java's default @Async pool: about 678 s), versus a pool large
 // enough for the load. Run it with -benchtime 1x (make bench).

@@ -134,3 +134,26 @@ func TestEveryScenarioHasAKindAndTheFixOfItsPage(t *testing.T) {
 		}
 	}
 }
+
+// otherNumbering is a number of another scheme than the scenarios' own
+// (Order): the pitfalls' 1-14 and the experiments' A-D that the catalog
+// once used beside it.
+var otherNumbering = regexp.MustCompile(`(?i)\b(pitfall|experiment)s? ([0-9]+|[A-D])\b`)
+
+// One numbering: a scenario's number is its place in Order (the CLI, the
+// reports, the annotations), and no file of the catalog numbers it otherwise.
+func TestTheCatalogNumbersScenariosOneWay(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := otherNumbering.Find(data); m != nil {
+			t.Errorf("%s: %q: a scenario's number is its place in the catalog (Order), not a pitfall's or an experiment's", f, m)
+		}
+	}
+}

@@ -148,7 +148,7 @@ type workResponse struct {
 }
 
 // workDB: GET /work/db?delay=20ms[&conns=2] holds a pooled connection for
-// delay, through the service's concurrency model (experiment B,
+// delay, through the service's concurrency model (scenario wrk-500,
 // DB-bound); with conns, that many at once (pitfalls.go).
 func workDB(knobs *Knobs) admittedHandler {
 	return func(c *gin.Context, a model.Admitted) (int, any, error) {
@@ -172,7 +172,7 @@ func workDB(knobs *Knobs) admittedHandler {
 }
 
 // workAPI: GET /work/api?delay=150ms waits without touching the database,
-// like a call to a slow downstream (experiment B, API-bound). With
+// like a call to a slow downstream (scenario wrk-500, API-bound). With
 // API_WAIT_MODE=syscall the wait is a blocking nanosleep that holds its OS
 // thread, the Go shape of a pinned virtual thread (docs/scenarios:
 // os-thread-pinning): go_threads climbs.
@@ -196,7 +196,7 @@ func workAPI(knobs *Knobs) handler {
 	}
 }
 
-// workCPU: GET /work/cpu?rounds=5000 chains SHA-256 rounds (experiment B,
+// workCPU: GET /work/cpu?rounds=5000 chains SHA-256 rounds (scenario wrk-500,
 // CPU-bound) and returns the final digest.
 func workCPU(knobs *Knobs) handler {
 	return func(c *gin.Context) (int, any, error) {

@@ -6,17 +6,17 @@ import (
 )
 
 // The query knobs of the pool pitfalls (docs/scenarios: nested-acquire, tx-across-downstream).
-// LEAK_EVERY (pitfall 9) is the store's: it needs no query parameter.
+// LEAK_EVERY (scenario connection-leak) is the store's: it needs no query parameter.
 
 // MaxConns caps conns of /work/db (1..MaxConns, default 1): the
 // connections one request holds at once. With 2 or more, a request holds
 // a connection while it takes the next one, the nested acquire of
-// pitfall 10: with as many such requests in flight as the pool has
+// scenario nested-acquire: with as many such requests in flight as the pool has
 // connections, each holds one and waits for another, a deadlock that
 // lasts until their deadlines.
 const MaxConns = 4
 
-// Where POST /orders makes its downstream call (api_call), pitfall 11.
+// Where POST /orders makes its downstream call (api_call), scenario tx-across-downstream.
 const (
 	// APICallBefore calls the downstream before the transaction: the
 	// connection is held for the database's time only (the fix, the default).
