@@ -1,9 +1,11 @@
 package scenario
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +48,7 @@ func runCatalogQuick(t *testing.T, bin, name string, targets ...string) *Result 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Log: testWriter{t}}
+	logProblemsOnFailure(t, r.Out)
 	res, _, err := r.Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -287,4 +290,35 @@ func TestConfigOfFillsWhatTheLoadLeavesOut(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", c.name, got, c.want)
 		}
 	}
+}
+
+// logProblemsOnFailure prints the services' WARN and ERROR lines from the
+// runs' log directories under out when the test has failed: an answer of
+// 500 (a bug, logged by the service) then shows its cause. Registered after
+// out's t.TempDir, it runs before the directory is removed.
+func logProblemsOnFailure(t *testing.T, out string) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		_ = filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".log") {
+				return nil
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return nil
+			}
+			defer f.Close()
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			for n := 0; sc.Scan() && n < 40; {
+				if l := sc.Text(); strings.Contains(l, `"level":"ERROR"`) || strings.Contains(l, `"level":"WARN"`) {
+					t.Logf("%s: %s", filepath.Base(path), l)
+					n++
+				}
+			}
+			return nil
+		})
+	})
 }
