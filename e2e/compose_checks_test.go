@@ -200,6 +200,14 @@ func checkFront(t *testing.T, project *types.Project) {
 	if tok, want := env(s, "ADMIN_TOKEN"), env(project.Services[modelServices[0]], "ADMIN_TOKEN"); tok == "" || tok != want {
 		t.Errorf("front: ADMIN_TOKEN=%q, the services have %q: want the one token", tok, want)
 	}
+	if pw, want := env(s, "POSTGRES_PASSWORD"), env(project.Services["postgres"], "POSTGRES_PASSWORD"); pw == "" || pw != want {
+		t.Errorf("front: POSTGRES_PASSWORD=%q, Postgres has %q: db-restart from the page reads the lab's orders table", pw, want)
+	}
+	// A run stopped by SIGTERM puts its knobs back, each waited for up to
+	// 15 s a service (loadtest/scenario, knobWait): Docker's default 10 s is too short.
+	if g := s.StopGracePeriod; g == nil || time.Duration(*g) < 45*time.Second {
+		t.Errorf("front: stop_grace_period %v, want at least 45 s for a stopped run's restore", g)
+	}
 	if u, err := url.Parse(env(s, "GRAFANA_URL")); err != nil || u.Hostname() != "grafana" {
 		t.Errorf("front: GRAFANA_URL=%q, want the grafana service (annotations)", env(s, "GRAFANA_URL"))
 	}

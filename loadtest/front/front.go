@@ -28,7 +28,8 @@
 // scenario -lab`. The admin token stays on the server: the browser never
 // sees it. The server reaches only the services (their API and admin
 // listeners), Prometheus, Grafana's annotation API and the background
-// load's listener.
+// load's listener, and for the database scenarios the lab's database proxy
+// (its control API) and the lab's Postgres (the keyed orders' check).
 package front
 
 import (
@@ -84,14 +85,16 @@ type Server struct {
 	cfg     Config
 	catalog []Entry
 	mux     *http.ServeMux
+	handler http.Handler // mux behind cross-origin protection
 
-	mu      sync.Mutex
-	seq     int
-	current *runState
-	runs    []*runState // finished, oldest first
-	ctx     context.Context
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	seq       int
+	current   *runState
+	resetting bool        // a knob reset is under way: no run may start
+	runs      []*runState // finished, oldest first
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
 }
 
 // New checks cfg and returns the server.
@@ -125,11 +128,17 @@ func New(cfg Config) (*Server, error) {
 		s.catalog = append(s.catalog, entryOf(sc))
 	}
 	s.routes()
+	// The API takes no credential (the page is the lab's, on loopback), so
+	// a page of another site must not be able to drive it from the user's
+	// browser: a cross-site POST (a form or a text/plain fetch needs no
+	// preflight) is refused by its Sec-Fetch-Site or Origin header; curl,
+	// which sends neither, and the page itself pass.
+	s.handler = http.NewCrossOriginProtection().Handler(s.mux)
 	return s, nil
 }
 
 // ServeHTTP serves the page and the API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // Close stops the run in progress, if any, and returns once the runner has
 // put its knobs back and written its report.

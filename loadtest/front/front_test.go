@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -437,5 +438,56 @@ func TestTheCatalogHasNoNullLists(t *testing.T) {
 		if strings.Contains(string(data), "null") {
 			t.Errorf("%s: %s", s.Name, data)
 		}
+	}
+}
+
+// TestAnotherSiteCannotDriveTheAPI: the API takes no credential, so a page
+// of another site open in the user's browser must not start a run, stop one
+// or reset the knobs; the page itself (same origin) and curl (no browser
+// headers) reach the handler, which answers their bad request 404.
+func TestAnotherSiteCannotDriveTheAPI(t *testing.T) {
+	srv, err := New(Config{Catalog: []scenario.Scenario{{Name: "x"}}, Runner: scenario.Runner{Out: t.TempDir(),
+		Endpoints: map[string]scenario.Endpoint{"unbounded": {AdminURL: "http://127.0.0.1:1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+		want   int
+	}{
+		{"another site", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://example.com"}, http.StatusForbidden},
+		{"an old browser on another site", map[string]string{"Origin": "https://example.com"}, http.StatusForbidden},
+		{"the page", map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": "http://127.0.0.1:8080"}, http.StatusNotFound},
+		{"curl", nil, http.StatusNotFound},
+	} {
+		req := httptest.NewRequest("POST", "http://127.0.0.1:8080/api/runs", strings.NewReader(`{"scenario":"nope"}`))
+		req.Header.Set("Content-Type", "text/plain")
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("%s: POST /api/runs answered %d, want %d", c.name, rec.Code, c.want)
+		}
+	}
+}
+
+// TestAStoppedRunKeepsWhatWentWrongBesidesTheStop: the runner joins the
+// Stop's cancel with any knob it could not put back; the run shows the
+// latter and nothing for the Stop alone.
+func TestAStoppedRunKeepsWhatWentWrongBesidesTheStop(t *testing.T) {
+	restore := errors.New("putting LIMIT back on semaphore: 503")
+	phase := fmt.Errorf("phase orders: %w", context.Canceled)
+	if err := withoutCancel(errors.Join(phase, errors.Join(nil, context.Canceled))); err != nil {
+		t.Errorf("a stop alone: %v, want nil", err)
+	}
+	if err := withoutCancel(errors.Join(phase, restore)); err == nil || err.Error() != restore.Error() {
+		t.Errorf("a stop and a failed restore: %v, want %v", err, restore)
+	}
+	if err := withoutCancel(restore); err != restore {
+		t.Errorf("no stop: %v, want %v", err, restore)
 	}
 }

@@ -120,12 +120,24 @@ func (s *Server) patchKnobs(w http.ResponseWriter, r *http.Request) {
 // until each shows. It answers what it changed.
 func (s *Server) resetKnobs(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	running := s.current != nil
+	running, resetting := s.current != nil, s.resetting
+	if !running && !resetting {
+		s.resetting = true // a run started now would record half-reset knobs as the ones to put back
+	}
 	s.mu.Unlock()
 	if running {
 		fail(w, http.StatusConflict, "a run is in progress: it puts its knobs back when it ends (or stop it first)")
 		return
 	}
+	if resetting {
+		fail(w, http.StatusConflict, "a reset of the knobs is already under way")
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		s.resetting = false
+		s.mu.Unlock()
+	}()
 	changed := map[string]map[string]string{}
 	var errs []string
 	for _, name := range s.services() {

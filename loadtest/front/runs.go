@@ -142,6 +142,10 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusConflict, "%s", busy(s.current.view()))
 		return
 	}
+	if s.resetting {
+		fail(w, http.StatusConflict, "the knobs are being reset to their defaults: start the run when that is done")
+		return
+	}
 	if s.ctx.Err() != nil {
 		fail(w, http.StatusServiceUnavailable, "the front page is shutting down")
 		return
@@ -215,7 +219,10 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 	default:
 		v.State = StateDone
 	}
-	if err != nil && !(v.State == StateStopped && errors.Is(err, context.Canceled)) {
+	if v.State == StateStopped {
+		err = withoutCancel(err) // the Stop itself; a knob or proxy not put back stays
+	}
+	if err != nil {
 		v.Error = err.Error()
 	}
 	if res != nil {
@@ -369,4 +376,26 @@ func (l *logTail) lines() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string{}, l.buf...)
+}
+
+// withoutCancel is err without the parts that only say the run was
+// canceled: a stopped run's error keeps what went wrong besides the Stop
+// (a knob the runner could not put back), and is nil when nothing did.
+func withoutCancel(err error) error {
+	if err == nil {
+		return nil
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var kept []error
+		for _, e := range joined.Unwrap() {
+			if e = withoutCancel(e); e != nil {
+				kept = append(kept, e)
+			}
+		}
+		return errors.Join(kept...)
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
