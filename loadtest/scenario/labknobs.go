@@ -83,9 +83,9 @@ func (k *liveKnobs) apply(ctx context.Context, targets []string, env map[string]
 		if len(diff) == 0 {
 			continue
 		}
-		if err := c.Patch(ctx, diff); err != nil {
-			return fmt.Errorf("%s: %w", t, err)
-		}
+		// What was found is recorded before the PATCH: a PATCH that a
+		// Stop or Ctrl-C interrupts may still have been applied, and the
+		// restore must then put it back (a knob already as found is left).
 		if k.found[t] == nil {
 			k.found[t] = map[string]string{}
 		}
@@ -95,6 +95,9 @@ func (k *liveKnobs) apply(ctx context.Context, targets []string, env map[string]
 				k.found[t][name] = have[name]
 			}
 			changes = append(changes, fmt.Sprintf("%s %s -> %s", name, shown(have[name]), shown(diff[name])))
+		}
+		if err := c.Patch(ctx, diff); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
 		}
 		fmt.Fprintf(k.log, "   %s: %s\n", t, strings.Join(changes, ", "))
 		if err := c.Wait(ctx, diff, knobWait); err != nil {
