@@ -124,6 +124,10 @@ func smallStarvation(t *testing.T) string {
 		"BATCH_MAX": "4", "REQUEST_TIMEOUT": smallDeadline.String(),
 	})
 	s.Title = fmt.Sprintf("the e2e's size: 60 clients POST orders that hold a connection 50 ms, pool %d", smallPool)
+	// The first phase only: the harsher profile after it would add a
+	// minute of 3,000 clients to the e2e and check nothing more here.
+	s.Phases = s.Phases[:1]
+	s.Expect = slices.DeleteFunc(s.Expect, func(e scenario.Expectation) bool { return e.Phase != "" && e.Phase != s.Phases[0].Name })
 	p := &s.Phases[0]
 	load := *p.Load
 	load.Concurrency, load.Duration = 60, scenario.Duration(3*time.Second)
@@ -184,11 +188,17 @@ func (run *labRun) scenarioLab(t *testing.T) {
 		"db-latency":      scenarioCmd("-quick", "db-latency"),
 	}
 	// Two scrapes after the last phase's end.
-	time.Sleep(5 * time.Second)
+	waitScrapedSince(t, run.ctx, run.api, time.Now())
 
 	t.Run("verdicts and the board's URL", func(t *testing.T) {
 		for name, out := range outputs {
 			s, err := catalog.Get(name)
+			if name == "pool-starvation" { // the e2e's own size of it
+				var data []byte
+				if data, err = os.ReadFile(small); err == nil {
+					s, err = scenario.Parse(data)
+				}
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

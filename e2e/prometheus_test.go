@@ -217,9 +217,10 @@ func (p promAPI) rules(ctx context.Context) ([]promRule, error) {
 }
 
 type promTarget struct {
-	Health    string `json:"health"`
-	LastError string `json:"lastError"`
-	ScrapeURL string `json:"scrapeUrl"`
+	Health     string    `json:"health"`
+	LastError  string    `json:"lastError"`
+	ScrapeURL  string    `json:"scrapeUrl"`
+	LastScrape time.Time `json:"lastScrape"`
 }
 
 func (p promAPI) targets(ctx context.Context) ([]promTarget, error) {
@@ -270,6 +271,29 @@ func waitTargetsUp(t *testing.T, ctx context.Context, api promAPI, want int) {
 		}
 		if err != nil || up != want {
 			return fmt.Errorf("%d of %d targets up (err %v); down: %v", up, want, err, down)
+		}
+		return nil
+	})
+}
+
+// waitScrapedSince waits until every target has been scraped twice since
+// t0 (its last scrape began at least one interval after t0), so that rates
+// over a window ending at t0 include its end.
+func waitScrapedSince(t *testing.T, ctx context.Context, api promAPI, t0 time.Time) {
+	t.Helper()
+	interval, err := time.ParseDuration(globalScrapeInterval(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 10*interval+30*time.Second, "two scrapes of every target since "+t0.Format(time.TimeOnly), func() error {
+		targets, err := api.targets(ctx)
+		if err != nil {
+			return err
+		}
+		for _, tg := range targets {
+			if tg.LastScrape.Before(t0.Add(interval)) {
+				return fmt.Errorf("%s last scraped at %s", tg.ScrapeURL, tg.LastScrape.Format(time.TimeOnly))
+			}
 		}
 		return nil
 	})
