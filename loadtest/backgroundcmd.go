@@ -30,7 +30,7 @@ type backgroundPlan struct {
 func parseBackground(args []string, getenv func(string) string, stderr io.Writer) (*backgroundPlan, error) {
 	fs := flag.NewFlagSet("loadtest background", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	rate := fs.Float64("rate", 4, "requests per second to each target, over the whole mix; 0: off (exit at once)")
+	rate := fs.Float64("rate", 4, "requests per second to each target, over the whole mix; 0: off (idle until PUT /rate, with -listen and ADMIN_TOKEN; otherwise exit at once)")
 	listen := fs.String("listen", "", "`address` to serve the counts on at /metrics, and the rates at /rate, e.g. :9090 (default: none)")
 	timeout := fs.Duration("timeout", attack.Defaults(attack.ModeOpen).Timeout, "per-request timeout")
 	allowRemote := fs.Bool("allow-remote", false, "allow targets outside the loopback interface (compose service names)")
@@ -83,7 +83,9 @@ func parseBackground(args []string, getenv func(string) string, stderr io.Writer
 
 // execute runs the background load until ctx is done: a normal end, exit 0.
 func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
-	if p.load.Rate == 0 {
+	if p.load.Rate == 0 && (p.listen == "" || p.token == "") {
+		// Nothing could switch it on (PUT /rate needs the listener and
+		// the token): off means gone.
 		fmt.Fprintln(stdout, "loadtest background: off (rate 0)")
 		return exitOK
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -55,8 +56,9 @@ func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 	}
 }
 
-// TestBackgroundRateZeroIsOff: BACKGROUND_RATE=0 in the lab; the command
-// says so and ends at once, successfully.
+// TestBackgroundRateZeroIsOff: BACKGROUND_RATE=0 with nothing that could
+// switch it on (no listener, no token): the command says so and ends at
+// once, successfully.
 func TestBackgroundRateZeroIsOff(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "background", "-rate", "0", "-allow-remote", "unbounded=http://unbounded:8080")
 	if code != exitOK || !strings.Contains(stdout, "off") {
@@ -78,4 +80,59 @@ func TestBackgroundUsageErrorsExitTwo(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d (usage); stderr %q", args, code, exitUsage, stderr)
 		}
 	}
+}
+
+// TestBackgroundAtRateZeroWaitsForPUTRate: with the listener and the token
+// (the lab's front page changes the rate), rate 0 idles, sends no load, and
+// starts sending once PUT /rate raises a target's rate.
+func TestBackgroundAtRateZeroWaitsForPUTRate(t *testing.T) {
+	s := newService(t, false)
+	addrs, err := proc.LoopbackAddrs(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb bytes.Buffer
+	done := make(chan int, 1)
+	getenv := func(k string) string { return map[string]string{"ADMIN_TOKEN": "tok"}[k] }
+	go func() {
+		done <- run(ctx, []string{"background", "-rate", "0", "-listen", addrs[0], "svc=" + s.api.URL}, getenv, &out, &errb)
+	}()
+	defer func() {
+		cancel()
+		if code := <-done; code != exitOK {
+			t.Errorf("exit %d after a stop, want 0: %s", code, errb.String())
+		}
+	}()
+	rateURL := "http://" + addrs[0] + "/rate"
+	poll.Until(t, 30*time.Second, "GET /rate answers", func() error {
+		resp, err := http.Get(rateURL)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		return nil
+	})
+	if n := s.orders.Load(); n > 1 { // the one order its reads need (createOrder)
+		t.Fatalf("%d orders sent at rate 0, want at most the one its reads need", n)
+	}
+	req, err := http.NewRequest(http.MethodPut, rateURL, strings.NewReader(`{"svc": 50}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT /rate: %s", resp.Status)
+	}
+	poll.Until(t, 30*time.Second, "orders after PUT /rate raised the rate", func() error {
+		if n := s.orders.Load(); n < 3 {
+			return fmt.Errorf("%d orders", n)
+		}
+		return nil
+	})
 }
