@@ -28,27 +28,10 @@ type knobView struct {
 	Live    bool   `json:"live"`
 }
 
-// adminGet sends GET path to a service's admin listener and returns the body
-// of a 200.
-func (s *Server) adminGet(ctx context.Context, service, path string) ([]byte, error) {
-	u := strings.TrimRight(s.cfg.Runner.Endpoints[service].AdminURL, "/") + path
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := s.cfg.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", u, resp.Status, bytes.TrimSpace(body))
-	}
-	return body, nil
+// knobsJSON is a service's GET /knobs, as it wrote it.
+func (s *Server) knobsJSON(ctx context.Context, service string) ([]byte, error) {
+	c := &knobs.Client{Admin: s.cfg.Runner.Endpoints[service].AdminURL, HTTP: s.cfg.HTTP}
+	return c.GetJSON(ctx)
 }
 
 // getKnobs answers every service's GET /knobs, or the error of one that
@@ -60,7 +43,7 @@ func (s *Server) getKnobs(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]answer{}
 	for _, name := range s.services() {
-		body, err := s.adminGet(r.Context(), name, "/knobs")
+		body, err := s.knobsJSON(r.Context(), name)
 		if err == nil && !json.Valid(body) {
 			err = errors.New("GET /knobs answered no JSON")
 		}
@@ -157,7 +140,7 @@ func (s *Server) resetKnobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) resetOne(ctx context.Context, name string) (map[string]string, error) {
-	body, err := s.adminGet(ctx, name, "/knobs")
+	body, err := s.knobsJSON(ctx, name)
 	if err != nil {
 		return nil, err
 	}

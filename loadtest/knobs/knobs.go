@@ -60,6 +60,20 @@ func (c *Client) url(path string) string { return strings.TrimRight(c.Admin, "/"
 
 // Get returns every knob's current value, in the environment's syntax.
 func (c *Client) Get(ctx context.Context) (map[string]string, error) {
+	body, err := c.GetJSON(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := decodeValues(body)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s: %w", c.url("/knobs"), err)
+	}
+	return vals, nil
+}
+
+// GetJSON returns GET /knobs's answer as the service wrote it (each knob's
+// value, default, range and meaning: the front page's knob form).
+func (c *Client) GetJSON(ctx context.Context) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/knobs"), nil)
 	if err != nil {
 		return nil, err
@@ -76,11 +90,7 @@ func (c *Client) Get(ctx context.Context) (map[string]string, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s: %s", c.url("/knobs"), resp.Status, bytes.TrimSpace(body))
 	}
-	vals, err := decodeValues(body)
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", c.url("/knobs"), err)
-	}
-	return vals, nil
+	return body, nil
 }
 
 // decodeValues reads the value of each knob from GET /knobs: an object of
