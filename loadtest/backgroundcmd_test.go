@@ -19,20 +19,11 @@ import (
 // under the service's name, and a stop is a normal end (exit 0).
 func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 	s := newService(t, false)
-	addrs, err := proc.LoopbackAddrs(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"background", "-rate", "50", "-listen", addrs[0], "svc=" + s.api.URL}, func(string) string { return "" }, &out, &errb)
-	}()
+	bg := startBackground(t, s, "50", func(string) string { return "" })
 
 	counted := map[string]string{"job": "svc", "outcome": "ok", "route": "/orders"}
-	err = poll.Wait(30*time.Second, func() error {
-		fams, err := metrictest.ScrapeErr("http://" + addrs[0] + "/metrics") // the listener may not be up yet
+	err := poll.Wait(30*time.Second, func() error {
+		fams, err := metrictest.ScrapeErr("http://" + bg.addr + "/metrics") // the listener may not be up yet
 		if err != nil {
 			return err
 		}
@@ -41,9 +32,9 @@ func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 		}
 		return nil
 	})
-	cancel()
-	if code := <-done; code != exitOK {
-		t.Fatalf("exit %d after a stop, want 0: %s", code, errb.String())
+	bg.cancel()
+	if code := <-bg.done; code != exitOK {
+		t.Fatalf("exit %d after a stop, want 0: %s", code, bg.errb.String())
 	}
 	if err != nil {
 		t.Errorf("no counted orders on /metrics within 30 s: %v", err)
@@ -51,8 +42,8 @@ func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 	if s.orders.Load() < 2 {
 		t.Errorf("the service got %d orders", s.orders.Load())
 	}
-	if !strings.Contains(out.String(), "50 requests/s to each of svc") {
-		t.Errorf("stdout does not say what runs: %q", out.String())
+	if !strings.Contains(bg.out.String(), "50 requests/s to each of svc") {
+		t.Errorf("stdout does not say what runs: %q", bg.out.String())
 	}
 }
 
@@ -87,24 +78,14 @@ func TestBackgroundUsageErrorsExitTwo(t *testing.T) {
 // starts sending once PUT /rate raises a target's rate.
 func TestBackgroundAtRateZeroWaitsForPUTRate(t *testing.T) {
 	s := newService(t, false)
-	addrs, err := proc.LoopbackAddrs(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	getenv := func(k string) string { return map[string]string{"ADMIN_TOKEN": "tok"}[k] }
-	go func() {
-		done <- run(ctx, []string{"background", "-rate", "0", "-listen", addrs[0], "svc=" + s.api.URL}, getenv, &out, &errb)
-	}()
+	bg := startBackground(t, s, "0", func(k string) string { return map[string]string{"ADMIN_TOKEN": "tok"}[k] })
 	defer func() {
-		cancel()
-		if code := <-done; code != exitOK {
-			t.Errorf("exit %d after a stop, want 0: %s", code, errb.String())
+		bg.cancel()
+		if code := <-bg.done; code != exitOK {
+			t.Errorf("exit %d after a stop, want 0: %s", code, bg.errb.String())
 		}
 	}()
-	rateURL := "http://" + addrs[0] + "/rate"
+	rateURL := "http://" + bg.addr + "/rate"
 	poll.Until(t, 30*time.Second, "GET /rate answers", func() error {
 		resp, err := http.Get(rateURL)
 		if err != nil {
@@ -135,4 +116,29 @@ func TestBackgroundAtRateZeroWaitsForPUTRate(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// runningBackground is `loadtest background` running in the test against a
+// stand-in service, its listener on addr.
+type runningBackground struct {
+	addr      string
+	out, errb *bytes.Buffer
+	cancel    context.CancelFunc
+	done      chan int // its exit code, once cancel has stopped it
+}
+
+// startBackground runs `loadtest background -rate rate -listen ADDR
+// svc=URL` against s with getenv as its environment.
+func startBackground(t *testing.T, s *service, rate string, getenv func(string) string) *runningBackground {
+	t.Helper()
+	addrs, err := proc.LoopbackAddrs(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	bg := &runningBackground{addr: addrs[0], out: &bytes.Buffer{}, errb: &bytes.Buffer{}, cancel: cancel, done: make(chan int, 1)}
+	go func() {
+		bg.done <- run(ctx, []string{"background", "-rate", rate, "-listen", bg.addr, "svc=" + s.api.URL}, getenv, bg.out, bg.errb)
+	}()
+	return bg
 }

@@ -404,12 +404,7 @@ func TestKnobsBackgroundAndResetGoThroughTheServices(t *testing.T) {
 }
 
 func TestThePageIsServedFromTheBinary(t *testing.T) {
-	srv, err := New(Config{Catalog: []scenario.Scenario{{Name: "x"}}, Runner: scenario.Runner{Out: t.TempDir(),
-		Endpoints: map[string]scenario.Endpoint{"unbounded": {AdminURL: "http://127.0.0.1:1"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := offlineServer(t)
 	for path, want := range map[string]string{"/": `<script src="app.js"`, "/app.js": "/api/runs", "/style.css": "@media",
 		"/echarts.min.js": "echarts"} {
 		rec := httptest.NewRecorder()
@@ -446,12 +441,7 @@ func TestTheCatalogHasNoNullLists(t *testing.T) {
 // or reset the knobs; the page itself (same origin) and curl (no browser
 // headers) reach the handler, which answers their bad request 404.
 func TestAnotherSiteCannotDriveTheAPI(t *testing.T) {
-	srv, err := New(Config{Catalog: []scenario.Scenario{{Name: "x"}}, Runner: scenario.Runner{Out: t.TempDir(),
-		Endpoints: map[string]scenario.Endpoint{"unbounded": {AdminURL: "http://127.0.0.1:1"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := offlineServer(t)
 	for _, c := range []struct {
 		name   string
 		header map[string]string
@@ -490,4 +480,17 @@ func TestAStoppedRunKeepsWhatWentWrongBesidesTheStop(t *testing.T) {
 	if err := withoutCancel(restore); err != restore {
 		t.Errorf("no stop: %v, want %v", err, restore)
 	}
+}
+
+// offlineServer is a page with one scenario and one service it never
+// reaches: enough for what is answered before any service is asked.
+func offlineServer(t *testing.T) *Server {
+	t.Helper()
+	srv, err := New(Config{Catalog: []scenario.Scenario{{Name: "x"}}, Runner: scenario.Runner{Out: t.TempDir(),
+		Endpoints: map[string]scenario.Endpoint{"unbounded": {AdminURL: "http://127.0.0.1:1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv
 }
