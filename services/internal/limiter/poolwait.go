@@ -178,6 +178,8 @@ func (p *poolLimit) acquire(ctx context.Context) (func(bool), error) {
 	return p.admitted(), nil
 }
 
+func (p *poolLimit) setOrder(newestFirst bool) { p.g.SetOrder(newestFirst) }
+
 func (p *poolLimit) limit() int { return p.g.Size() }
 
 // signals is what the last window saw.
