@@ -71,7 +71,7 @@ const (
 // Each window, in order:
 //
 //   - more than poolWaitShare of the acquires waited: the limit is above
-//     the pool; cut it by a tenth (at least one);
+//     the pool; cut it by what the waits say it is above (excess);
 //   - a latency cut awaits its verdict: hold until holdSamples holds begun
 //     after it have completed, then judge it (above);
 //   - the mean hold is over latencyRise times the baseline: cut by a
@@ -80,9 +80,9 @@ const (
 //     queue: the limit may be below what the pool can take; add one;
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
-// With a fast database it settles one or two above the pool's free
-// connections, oscillating by a tenth; with a congested one, where the
-// mean hold is latencyRise times the uncongested one.
+// With a fast database it settles between the pool's free connections and
+// one above them; with a congested one, where the mean hold is latencyRise
+// times the uncongested one.
 type poolLimit struct {
 	g      *gate.Gate
 	lo, hi int
@@ -99,12 +99,13 @@ type poolLimit struct {
 	held, before, after holds
 	cutAt               atomic.Int64
 
-	mu      sync.Mutex // one adjustment at a time; guards the rest
-	last    PoolWaits
-	cur     int
-	base    time.Duration // baseline hold; 0 until measured
-	judging time.Duration // > 0: the mean hold that made a latency cut
-	signal  poolSignal
+	mu       sync.Mutex // one adjustment at a time; guards the rest
+	last     PoolWaits
+	lastWait time.Duration // last's WaitTime before the window being adjusted
+	cur      int
+	base     time.Duration // baseline hold; 0 until measured
+	judging  time.Duration // > 0: the mean hold that made a latency cut
+	signal   poolSignal
 }
 
 // holds sums completed holds.
@@ -182,6 +183,26 @@ func (p *poolLimit) setOrder(newestFirst bool) { p.g.SetOrder(newestFirst) }
 
 func (p *poolLimit) limit() int { return p.g.Size() }
 
+// excess is how many permits the limit has above the pool, from a window
+// in which acquires waited: waitTime over acquires is the mean wait of an
+// acquire, hold the mean hold (admission to release, the pool wait
+// included). By Little's law the requests waiting in the pool are the
+// pool's throughput times that mean wait, and the throughput is the
+// permits over the hold, so the excess is cur x wait / hold. A limit one
+// above a pool of 20 is cut by one, back to the pool, and the saw-tooth
+// between the pool and one above it keeps every connection busy (a cut of
+// a tenth, 21 to 18, left two connections idle until the limit climbed
+// back); a pool that shrank by half is found in a few windows. Without
+// enough holds to go by it is a cut of a tenth (cut).
+func (p *poolLimit) excess(waitTime time.Duration, acquires int64, hold time.Duration, cut int) int {
+	if hold <= 0 || acquires <= 0 {
+		return p.cur - cut
+	}
+	meanWait := float64(waitTime) / float64(acquires)
+	e := int(float64(p.cur)*meanWait/float64(hold) + 0.5)
+	return min(max(e, 1), p.cur-cut+p.cur/2) // at least one; at most about half of cur at once
+}
+
 // signals is what the last window saw.
 func (p *poolLimit) signals() poolSignal {
 	p.mu.Lock()
@@ -208,6 +229,7 @@ func (p *poolLimit) tick() {
 func (p *poolLimit) adjust(now time.Time) {
 	w := p.waits()
 	acquires, waited := w.Acquires-p.last.Acquires, w.Waited-p.last.Waited
+	p.lastWait = p.last.WaitTime
 	p.last = w
 	binding := p.binding.Swap(false)
 	hold, n := p.held.take()
@@ -218,7 +240,7 @@ func (p *poolLimit) adjust(now time.Time) {
 	next := p.cur
 	switch {
 	case acquires > 0 && float64(waited) > poolWaitShare*float64(acquires):
-		next, p.judging = cut, 0
+		next, p.judging = p.cur-p.excess(w.WaitTime-p.lastWait, acquires, hold, cut), 0
 	case p.judging > 0:
 		if p.after.n.Load() < holdSamples {
 			break
