@@ -23,6 +23,14 @@ type PoolWaits struct {
 // from 1 to a pool of 20 in two seconds.
 const poolWindow = 100 * time.Millisecond
 
+// maxProbeEvery is the most windows the limit waits, after a climb that
+// made acquires wait, before it climbs again (probeEvery): each probe one
+// above the pool makes every acquire of its window wait (about a hold over
+// the pool size each), so a limit that has found the pool probes it every
+// 3 s rather than every other window, and a pool that grew is still found
+// within 3 s plus one window per connection.
+const maxProbeEvery = 30
+
 // poolWaitShare is the share of a window's acquires that may wait before
 // the limit backs off: the odd acquire made outside the limit (a readiness
 // ping) must not push it down.
@@ -77,7 +85,11 @@ const (
 //   - the mean hold is over latencyRise times the baseline: cut by a
 //     tenth, and wait for the verdict;
 //   - none of these, and the limit turned a request away or made it
-//     queue: the limit may be below what the pool can take; add one;
+//     queue: the limit may be below what the pool can take; add one, at
+//     once if the last climb made no acquire wait, else after
+//     probeEvery quiet windows, a wait that doubles (to maxProbeEvery)
+//     each time a climb finds the pool's ceiling again, and is none
+//     after waits that no climb caused (the pool shrank);
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
 // With a fast database it settles between the pool's free connections and
@@ -105,7 +117,13 @@ type poolLimit struct {
 	cur      int
 	base     time.Duration // baseline hold; 0 until measured
 	judging  time.Duration // > 0: the mean hold that made a latency cut
-	signal   poolSignal
+	// climbed: the last window added a permit. quiet counts the windows
+	// since the last cut on pool waits; the limit climbs only after
+	// probeEvery of them.
+	climbed    bool
+	quiet      int
+	probeEvery int
+	signal     poolSignal
 }
 
 // holds sums completed holds.
@@ -241,6 +259,12 @@ func (p *poolLimit) adjust(now time.Time) {
 	switch {
 	case acquires > 0 && float64(waited) > poolWaitShare*float64(acquires):
 		next, p.judging = p.cur-p.excess(w.WaitTime-p.lastWait, acquires, hold, cut), 0
+		if p.climbed { // the climb found the ceiling again: probe it less often
+			p.probeEvery = min(max(1, 2*p.probeEvery), maxProbeEvery)
+		} else { // waits without a climb: the pool changed; find it again
+			p.probeEvery = 0
+		}
+		p.quiet = 0
 	case p.judging > 0:
 		if p.after.n.Load() < holdSamples {
 			break
@@ -260,8 +284,15 @@ func (p *poolLimit) adjust(now time.Time) {
 		p.after.take()
 		p.before.take()
 	case binding:
-		next = p.cur + 1
+		if p.climbed { // the last climb made no acquire wait: room above
+			p.probeEvery = 0
+		}
+		if p.quiet >= p.probeEvery {
+			next = p.cur + 1
+		}
 	}
+	p.climbed = next > p.cur
+	p.quiet++
 	if hold > 0 && p.judging == 0 && (p.base == 0 || hold < p.base) {
 		p.base = hold
 	}

@@ -208,3 +208,24 @@ func TestSignalMetric(t *testing.T) {
 		t.Errorf("signals %v with a fixed limit, want none", got)
 	}
 }
+
+// Once the limit has found the pool it probes one above it seldom: each
+// probe makes its window's acquires wait, so after the first few it waits
+// longer (to maxProbeEvery windows) before the next.
+func TestPoolLimitProbesTheFoundPoolSeldom(t *testing.T) {
+	s := newSim(t, 20)
+	s.run("pool 20", 10*time.Second, 20, 21)
+	windows, over := 0, 0
+	for i := range 20_000 {
+		s.ms()
+		if (i+1)%100 == 0 {
+			windows++
+			if s.p.limit() > 20 {
+				over++
+			}
+		}
+	}
+	if over == 0 || over*(maxProbeEvery/2) > windows {
+		t.Fatalf("%d of %d windows one above the pool, want at least one probe and at most one in %d", over, windows, maxProbeEvery/2)
+	}
+}
