@@ -22,7 +22,7 @@ func TestLayersTableMatchesTheRanks(t *testing.T) {
 	if !ok {
 		t.Fatal("docs/development.md has no Layout section")
 	}
-	row := regexp.MustCompile("(?m)^\\| (\\d+) \\| (.+) \\|$")
+	row := regexp.MustCompile(`(?m)^\| (\d+) \| (.+) \|$`)
 	pkg := regexp.MustCompile("`([a-z/]+)`")
 	documented := map[string]int{}
 	for _, m := range row.FindAllStringSubmatch(section, -1) {

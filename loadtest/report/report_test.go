@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,13 +124,14 @@ func TestRunsFromTwoClientsMerge(t *testing.T) {
 }
 
 func TestParseSLO(t *testing.T) {
-	slo, err := ParseSLO("p99<250ms, errors<1%,rejections<=0.05, p99.9 < 1s,rps>=100")
+	slo, err := ParseSLO("p99<250ms, errors<1%,rejections<=0.05, p99.9 < 1s,rps>=100,goodput>=340")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Bound{
 		{"p99", "<", 0.25, "p99<250ms"}, {"errors", "<", 0.01, "errors<1%"}, {"rejections", "<=", 0.05, "rejections<=0.05"},
 		{"p99.9", "<", 1, "p99.9 < 1s"}, {"rps", ">=", 100, "rps>=100"},
+		{"goodput", ">=", 340, "goodput>=340"},
 	}
 	if len(slo) != len(want) {
 		t.Fatalf("%v", slo)
@@ -143,7 +145,7 @@ func TestParseSLO(t *testing.T) {
 		t.Errorf("spaced percentages: %v, %v", slo, err)
 	}
 	for _, bad := range []string{"p99", "p98<1s", "p99<fast", "errors<x%", "<1s", "errors<-1",
-		"errors<NaN", "errors<NaN%", "rejections<Inf", "errors<+Inf%", "rps>NaN", "rps<inf", "rps>-Inf"} {
+		"errors<NaN", "errors<NaN%", "rejections<Inf", "errors<+Inf%", "rps>NaN", "rps<inf", "rps>-Inf", "goodput>NaN", "goodput>"} {
 		if _, err := ParseSLO(bad); err == nil {
 			t.Errorf("ParseSLO(%q): no error", bad)
 		}
@@ -158,14 +160,14 @@ func TestEvaluateSaysWhichBoundWasMissed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slo, _ := ParseSLO("p99<250ms,p50<1s,errors<1%,rejections<0.5%")
+	slo, _ := ParseSLO("p99<250ms,p50<1s,errors<1%,rejections<0.5%,goodput>=" + strconv.FormatFloat(run.Goodput, 'f', -1, 64) + ",goodput>" + strconv.FormatFloat(run.Goodput, 'f', -1, 64))
 	var missed []string
 	for _, e := range slo.Evaluate(run) {
 		if !e.Met {
 			missed = append(missed, e.Bound+"="+e.Actual)
 		}
 	}
-	if got := strings.Join(missed, " "); got != "p99<250ms=990ms rejections<0.5%=1.0%" {
+	if got := strings.Join(missed, " "); got != "p99<250ms=990ms rejections<0.5%=1.0% goodput>100=100.0" {
 		t.Errorf("missed %q", got)
 	}
 	empty, _ := FromResult("x", "http://127.0.0.1/", sampleConfig(), attack.NewResult(), nil)

@@ -13,7 +13,7 @@ import (
 // max, mean) apply to the corrected latency of successes; errors and
 // rejections are shares of the requests due (sent, plus an open run's
 // unsent ones, which count as errors), as a percentage or a fraction; rps
-// is the answers per second. Bounds are finite numbers.
+// is the answers per second and goodput the successful answers per second. Bounds are finite numbers.
 type SLO []Bound
 
 // Bound is one term of an SLO.
@@ -56,10 +56,10 @@ func ParseSLO(s string) (SLO, error) {
 			} else {
 				b.Value, err = strconv.ParseFloat(rest, 64)
 			}
-		case b.Metric == "rps":
+		case b.Metric == "rps" || b.Metric == "goodput":
 			b.Value, err = strconv.ParseFloat(rest, 64)
 		default:
-			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections or rps)", term, b.Metric)
+			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections, rps or goodput)", term, b.Metric)
 		}
 		if err != nil || b.Value < 0 || math.IsNaN(b.Value) || math.IsInf(b.Value, 0) {
 			return nil, fmt.Errorf("%q: bad value %q", term, rest)
@@ -96,6 +96,8 @@ func (s SLO) Evaluate(r Run) []Evaluation {
 			actual, shown = r.RejectionRate, FormatPercent(r.RejectionRate)
 		case b.Metric == "rps":
 			actual, shown = r.Throughput, strconv.FormatFloat(r.Throughput, 'f', 1, 64)
+		case b.Metric == "goodput":
+			actual, shown = r.Goodput, strconv.FormatFloat(r.Goodput, 'f', 1, 64)
 		}
 		out = append(out, Evaluation{Bound: b.Text, Actual: shown, Met: compare(actual, b.Op, b.Value)})
 	}

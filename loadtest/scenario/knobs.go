@@ -27,6 +27,7 @@ var Knobs = []Knob{
 	{Name: "LEAK_EVERY"},
 	{Name: "LIMIT", Services: []string{"semaphore"}},
 	{Name: "LIMIT_WAIT", Services: []string{"semaphore"}},
+	{Name: "LIMIT_ORDER", Services: []string{"semaphore"}},
 	{Name: "LIMIT_MIN", Services: []string{"semaphore"}},
 	{Name: "LIMIT_MAX", Services: []string{"semaphore"}},
 	{Name: "WORKERS", Services: []string{"pipeline"}},

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +137,23 @@ func TestQuickKeepsASmallerPoolAndShortensAStop(t *testing.T) {
 	}
 	if d := p.DBStop; d.After.D() != 500*time.Millisecond || d.For.D() != time.Second || p.Load.Duration.D() != 3*time.Second {
 		t.Errorf("quick db_stop %+v over %s; want 0.5 s in, for 1 s, in 3 s of load", d, p.Load.Duration.D())
+	}
+}
+
+// The scenario files committed beside their reports (docs/results) still
+// parse: their reports say how to run them again.
+func TestCommittedScenarioFilesParse(t *testing.T) {
+	files, err := filepath.Glob("../../docs/results/*/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario file under docs/results (%v)", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(data); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -30,14 +30,15 @@ func main() {
 
 var service = app.Service{Model: "semaphore", Build: build}
 
-// build reads LIMIT (default DB_MAX_CONNS, or adaptive), LIMIT_WAIT and, for
+// build reads LIMIT (default DB_MAX_CONNS, or adaptive), LIMIT_WAIT,
+// LIMIT_ORDER and, for
 // the adaptive limit, LIMIT_MIN and LIMIT_MAX (services/internal/knob), and
 // changes the limit live when they change. The adaptive limit watches the
 // store's pool (limiter.Config.PoolWaits).
 func build(d app.Deps) (model.Model, error) {
 	k := d.Knobs
 	lc := limiter.Config{Permits: k.Int("LIMIT"), Adaptive: k.Word("LIMIT"), Wait: k.Duration("LIMIT_WAIT"),
-		Min: k.Int("LIMIT_MIN"), Max: k.Int("LIMIT_MAX")}
+		NewestFirst: k.Text("LIMIT_ORDER") == "lifo", Min: k.Int("LIMIT_MIN"), Max: k.Int("LIMIT_MAX")}
 	lc.PoolWaits = func() limiter.PoolWaits {
 		acquires, waited, waitTime := d.Store.AcquireWaits()
 		return limiter.PoolWaits{Acquires: acquires, Waited: waited, WaitTime: waitTime}
@@ -63,4 +64,8 @@ func tuneLimit(live *app.Live, l *limiter.Limiter) {
 		l.SetWait(next.Duration("LIMIT_WAIT"))
 		return nil
 	}, "LIMIT_WAIT")
+	live.On(func(_ context.Context, next *knob.Set) error {
+		l.SetOrder(next.Text("LIMIT_ORDER") == "lifo")
+		return nil
+	}, "LIMIT_ORDER")
 }

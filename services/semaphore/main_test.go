@@ -159,13 +159,14 @@ func TestPoolPitfalls(t *testing.T) {
 }
 
 // The pool and the limit change live under keyed load, fixed to adaptive
-// and back, and nothing fails but with a 429 and Retry-After, and nothing
-// is lost (docs/reference/knobs.md).
+// and back, newest waiter first from the limit of 2 on, and nothing fails
+// but with a 429 and Retry-After, and nothing is lost
+// (docs/reference/knobs.md).
 func TestLiveKnobsUnderLoad(t *testing.T) {
 	apptest.LiveKnobsUnderLoad(t, service, map[string]string{"LIMIT": "20"}, []apptest.KnobChange{
 		{Knobs: map[string]string{"DB_MAX_CONNS": "5"}, Metric: "orderlab_db_pool_max_connections", Want: 5},
 		{Knobs: map[string]string{"DB_MAX_CONNS": "20"}, Metric: "orderlab_db_pool_max_connections", Want: 20},
-		{Knobs: map[string]string{"LIMIT": "2"}, Metric: "orderlab_limiter_limit", Want: 2},
+		{Knobs: map[string]string{"LIMIT": "2", "LIMIT_ORDER": "lifo"}, Metric: "orderlab_limiter_limit", Want: 2},
 		{Knobs: map[string]string{"LIMIT": "adaptive", "LIMIT_MIN": "2", "LIMIT_MAX": "20"}, Metric: "orderlab_knob_value",
 			Match: map[string]string{"knob": "LIMIT_MIN"}, Want: 2},
 		{Knobs: map[string]string{"LIMIT": "20"}, Metric: "orderlab_limiter_limit", Want: 20},

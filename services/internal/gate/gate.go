@@ -2,9 +2,10 @@
 // use: the fixed limit of the semaphore service (LIMIT=n) and the
 // pipeline's intake and audit slots (QUEUE_CAPACITY, AUDIT_QUEUE), which
 // the knobs change live. Waiters are served in arrival order, as
-// golang.org/x/sync/semaphore's are. A smaller size revokes nothing: the
-// permits held stay valid, and no new one is given until fewer than the new
-// size are held.
+// golang.org/x/sync/semaphore's are, or newest first (SetOrder: the
+// semaphore's LIMIT_ORDER=lifo, docs/admission.md). A smaller size revokes
+// nothing: the permits held stay valid, and no new one is given until fewer
+// than the new size are held.
 package gate
 
 import (
@@ -19,6 +20,8 @@ type Gate struct {
 	size    int
 	held    int
 	waiters list.List // of chan struct{}, closed when its permit is granted
+	// newestFirst serves the waiter that came last first (LIFO).
+	newestFirst bool
 }
 
 // New returns a Gate of size permits.
@@ -85,16 +88,31 @@ func (g *Gate) Resize(size int) {
 	g.grant()
 }
 
+// SetOrder says which waiter a freed permit goes to: the one that has
+// waited longest (newestFirst false, the default), or the one that came
+// last. Under a sustained overload a queue served in arrival order is
+// always full, so every request it admits has waited nearly as long as a
+// waiter may; served newest first, the requests it admits have hardly
+// waited, and the ones that wait out their time are the ones refused.
+func (g *Gate) SetOrder(newestFirst bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.newestFirst = newestFirst
+}
+
 // grant serves the waiters in order while permits are free.
 func (g *Gate) grant() {
 	for g.held < g.size {
-		front := g.waiters.Front()
-		if front == nil {
+		next := g.waiters.Front()
+		if g.newestFirst {
+			next = g.waiters.Back()
+		}
+		if next == nil {
 			return
 		}
-		g.waiters.Remove(front)
+		g.waiters.Remove(next)
 		g.held++
-		close(front.Value.(chan struct{}))
+		close(next.Value.(chan struct{}))
 	}
 }
 

@@ -99,3 +99,44 @@ func TestAcquireCanceled(t *testing.T) {
 		t.Errorf("held %d, waiting %d", g.Held(), g.Waiting())
 	}
 }
+
+// Newest first, each freed permit goes to the waiter that came last; a
+// switch back serves the longest waiting again.
+func TestNewestFirst(t *testing.T) {
+	g := New(1)
+	g.SetOrder(true)
+	if !g.TryAcquire() {
+		t.Fatal("a free permit was refused")
+	}
+	served := make(chan int, 4)
+	for i := range 4 {
+		go func() {
+			if err := g.Acquire(context.Background()); err != nil {
+				t.Error(err)
+			}
+			served <- i
+		}()
+		poll.Until(t, 5*time.Second, fmt.Sprintf("waiter %d queued", i), func() error {
+			if g.Waiting() != i+1 {
+				return fmt.Errorf("waiter %d not queued within 5s", i)
+			}
+			return nil
+		})
+	}
+	g.Release()
+	if got := <-served; got != 3 {
+		t.Fatalf("newest first: waiter %d served, want 3 (the last to come)", got)
+	}
+	g.Release()
+	if got := <-served; got != 2 {
+		t.Fatalf("newest first: waiter %d served next, want 2", got)
+	}
+	g.SetOrder(false)
+	g.Release()
+	if got := <-served; got != 0 {
+		t.Fatalf("in arrival order: waiter %d served, want 0 (the longest waiting)", got)
+	}
+	g.Release()
+	<-served
+	g.Release()
+}

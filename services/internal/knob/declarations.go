@@ -85,6 +85,8 @@ var All = []Knob{
 		Meaning: "permits, or adaptive: a limit that follows the database's latency; held permits stay valid across a change"},
 	{Name: "LIMIT_WAIT", Kind: Duration, Min: 0, Max: 60 * s, Default: "100ms", Models: semaphore, Live: true,
 		Meaning: "longest wait for a permit before 429 (0: reject at once)"},
+	{Name: "LIMIT_ORDER", Kind: Enum, Values: []string{"fifo", "lifo"}, Default: "fifo", Models: semaphore, Live: true,
+		Meaning: "which waiter a freed permit goes to: the longest waiting (fifo) or the last to come (lifo: under a storm, the admitted have hardly waited)"},
 	{Name: "LIMIT_MIN", Kind: Int, Unit: "permits", Min: 1, Max: 100_000, Default: "1", Models: semaphore, Live: true,
 		Meaning: "LIMIT=adaptive: the lowest the limit goes (at most LIMIT_MAX)"},
 	{Name: "LIMIT_MAX", Kind: Int, Unit: "permits", Min: 1, Max: 100_000, Default: "200", Models: semaphore, Live: true,

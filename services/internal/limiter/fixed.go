@@ -6,7 +6,8 @@ import (
 	"github.com/orderlab/orderlab/services/internal/gate"
 )
 
-// fixed is LIMIT=n: n permits whose waiters are served in arrival order.
+// fixed is LIMIT=n: n permits whose waiters are served in arrival order,
+// or newest first (LIMIT_ORDER).
 // n changes live (resize): a smaller n revokes no permit held, and admits
 // nobody until fewer than n are held.
 type fixed struct {
@@ -30,6 +31,8 @@ func (f *fixed) acquire(ctx context.Context) (func(bool), error) {
 	}
 	return f.release, nil
 }
+
+func (f *fixed) setOrder(newestFirst bool) { f.g.SetOrder(newestFirst) }
 
 func (f *fixed) limit() int { return f.g.Size() }
 

@@ -33,6 +33,11 @@ type Config struct {
 	// Wait is the longest a request waits for a permit before it is
 	// rejected (LIMIT_WAIT); 0 rejects at once.
 	Wait time.Duration
+	// NewestFirst gives a freed permit to the request that began waiting
+	// last (LIMIT_ORDER=lifo) instead of the one that has waited longest.
+	// The adaptive limit that learns from latency (failsafe-go's) keeps its
+	// own queue, in arrival order, whatever this says.
+	NewestFirst bool
 	// PoolWaits, when set, reads the pool the permits guard, and the
 	// adaptive limit watches it (poolLimit) instead of request latency.
 	PoolWaits func() PoolWaits

@@ -15,6 +15,20 @@ type issuer struct {
 }
 
 func newIssuer(cfg Config) (*issuer, error) {
+	is, err := newPermits(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if o, ok := is.permits.(ordered); ok {
+		o.setOrder(cfg.NewestFirst)
+	}
+	return is, nil
+}
+
+// ordered is permits whose waiters can be served newest first.
+type ordered interface{ setOrder(newestFirst bool) }
+
+func newPermits(cfg Config) (*issuer, error) {
 	if cfg.Adaptive && cfg.PoolWaits != nil {
 		p, err := newPoolLimit(cfg)
 		if err != nil {
@@ -103,6 +117,18 @@ func (l *Limiter) SetWait(d time.Duration) {
 	d = max(d, 0)
 	l.wait.Store(int64(d))
 	l.cfg.Wait = d
+}
+
+// SetOrder changes LIMIT_ORDER live: whether a freed permit goes to the
+// request that began waiting last (newestFirst) or to the one that has
+// waited longest. It applies to the requests waiting now too.
+func (l *Limiter) SetOrder(newestFirst bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cfg.NewestFirst = newestFirst
+	if o, ok := l.cur.Load().permits.(ordered); ok {
+		o.setOrder(newestFirst)
+	}
 }
 
 // SetBounds changes LIMIT_MIN and LIMIT_MAX, the bounds of the adaptive

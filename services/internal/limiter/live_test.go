@@ -205,3 +205,47 @@ func TestSetLimitUnderTraffic(t *testing.T) {
 		t.Errorf("in use %d, waiters %d after the traffic", l.inUse.Load(), l.waiters.Load())
 	}
 }
+
+// LIMIT_ORDER=lifo, set live, gives a freed permit to the request that
+// began waiting last; the waiters that came first are the ones that wait
+// out LIMIT_WAIT.
+func TestSetOrderNewestFirst(t *testing.T) {
+	l, _ := newLimiter(t, Config{Permits: 1, Wait: time.Minute})
+	l.SetOrder(true)
+	if !l.Config().NewestFirst {
+		t.Fatal("Config does not say newest first after SetOrder(true)")
+	}
+	p := acquire(t, l)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type answer struct {
+		i   int
+		err error
+	}
+	got := make(chan answer, 2)
+	for i := range 2 {
+		go func() {
+			q, err := l.Acquire(ctx)
+			if err == nil {
+				q.Release()
+			}
+			got <- answer{i, err}
+		}()
+		poll.Until(t, 5*time.Second, "the waiter queued", func() error {
+			if l.waiters.Load() != int64(i+1) {
+				return errors.New("the waiter did not queue")
+			}
+			return nil
+		})
+	}
+	p.Release()
+	if a := <-got; a.i != 1 || a.err != nil {
+		t.Fatalf("first served: waiter %d (%v), want waiter 1, the newest", a.i, a.err)
+	}
+	if a := <-got; a.i != 0 || a.err != nil {
+		t.Fatalf("then: waiter %d (%v), want waiter 0", a.i, a.err)
+	}
+	if l.inUse.Load() != 0 {
+		t.Errorf("%d in use at the end", l.inUse.Load())
+	}
+}

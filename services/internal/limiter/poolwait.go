@@ -23,6 +23,14 @@ type PoolWaits struct {
 // from 1 to a pool of 20 in two seconds.
 const poolWindow = 100 * time.Millisecond
 
+// maxProbeEvery is the most windows the limit waits, after a climb that
+// made acquires wait, before it climbs again (probeEvery): each probe one
+// above the pool makes every acquire of its window wait (about a hold over
+// the pool size each), so a limit that has found the pool probes it every
+// 3 s rather than every other window, and a pool that grew is still found
+// within 3 s plus one window per connection.
+const maxProbeEvery = 30
+
 // poolWaitShare is the share of a window's acquires that may wait before
 // the limit backs off: the odd acquire made outside the limit (a readiness
 // ping) must not push it down.
@@ -71,18 +79,22 @@ const (
 // Each window, in order:
 //
 //   - more than poolWaitShare of the acquires waited: the limit is above
-//     the pool; cut it by a tenth (at least one);
+//     the pool; cut it by what the waits say it is above (excess);
 //   - a latency cut awaits its verdict: hold until holdSamples holds begun
 //     after it have completed, then judge it (above);
 //   - the mean hold is over latencyRise times the baseline: cut by a
 //     tenth, and wait for the verdict;
 //   - none of these, and the limit turned a request away or made it
-//     queue: the limit may be below what the pool can take; add one;
+//     queue: the limit may be below what the pool can take; add one, at
+//     once if the last climb made no acquire wait, else after
+//     probeEvery quiet windows, a wait that doubles (to maxProbeEvery)
+//     each time a climb finds the pool's ceiling again, and is none
+//     after waits that no climb caused (the pool shrank);
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
-// With a fast database it settles one or two above the pool's free
-// connections, oscillating by a tenth; with a congested one, where the
-// mean hold is latencyRise times the uncongested one.
+// With a fast database it settles between the pool's free connections and
+// one above them; with a congested one, where the mean hold is latencyRise
+// times the uncongested one.
 type poolLimit struct {
 	g      *gate.Gate
 	lo, hi int
@@ -99,12 +111,19 @@ type poolLimit struct {
 	held, before, after holds
 	cutAt               atomic.Int64
 
-	mu      sync.Mutex // one adjustment at a time; guards the rest
-	last    PoolWaits
-	cur     int
-	base    time.Duration // baseline hold; 0 until measured
-	judging time.Duration // > 0: the mean hold that made a latency cut
-	signal  poolSignal
+	mu       sync.Mutex // one adjustment at a time; guards the rest
+	last     PoolWaits
+	lastWait time.Duration // last's WaitTime before the window being adjusted
+	cur      int
+	base     time.Duration // baseline hold; 0 until measured
+	judging  time.Duration // > 0: the mean hold that made a latency cut
+	// climbed: the last window added a permit. quiet counts the windows
+	// since the last cut on pool waits; the limit climbs only after
+	// probeEvery of them.
+	climbed    bool
+	quiet      int
+	probeEvery int
+	signal     poolSignal
 }
 
 // holds sums completed holds.
@@ -178,7 +197,29 @@ func (p *poolLimit) acquire(ctx context.Context) (func(bool), error) {
 	return p.admitted(), nil
 }
 
+func (p *poolLimit) setOrder(newestFirst bool) { p.g.SetOrder(newestFirst) }
+
 func (p *poolLimit) limit() int { return p.g.Size() }
+
+// excess is how many permits the limit has above the pool, from a window
+// in which acquires waited: waitTime over acquires is the mean wait of an
+// acquire, hold the mean hold (admission to release, the pool wait
+// included). By Little's law the requests waiting in the pool are the
+// pool's throughput times that mean wait, and the throughput is the
+// permits over the hold, so the excess is cur x wait / hold. A limit one
+// above a pool of 20 is cut by one, back to the pool, and the saw-tooth
+// between the pool and one above it keeps every connection busy (a cut of
+// a tenth, 21 to 18, left two connections idle until the limit climbed
+// back); a pool that shrank by half is found in a few windows. Without
+// enough holds to go by it is a cut of a tenth (cut).
+func (p *poolLimit) excess(waitTime time.Duration, acquires int64, hold time.Duration, cut int) int {
+	if hold <= 0 || acquires <= 0 {
+		return p.cur - cut
+	}
+	meanWait := float64(waitTime) / float64(acquires)
+	e := int(float64(p.cur)*meanWait/float64(hold) + 0.5)
+	return min(max(e, 1), p.cur-cut+p.cur/2) // at least one; at most about half of cur at once
+}
 
 // signals is what the last window saw.
 func (p *poolLimit) signals() poolSignal {
@@ -206,6 +247,7 @@ func (p *poolLimit) tick() {
 func (p *poolLimit) adjust(now time.Time) {
 	w := p.waits()
 	acquires, waited := w.Acquires-p.last.Acquires, w.Waited-p.last.Waited
+	p.lastWait = p.last.WaitTime
 	p.last = w
 	binding := p.binding.Swap(false)
 	hold, n := p.held.take()
@@ -216,7 +258,13 @@ func (p *poolLimit) adjust(now time.Time) {
 	next := p.cur
 	switch {
 	case acquires > 0 && float64(waited) > poolWaitShare*float64(acquires):
-		next, p.judging = cut, 0
+		next, p.judging = p.cur-p.excess(w.WaitTime-p.lastWait, acquires, hold, cut), 0
+		if p.climbed { // the climb found the ceiling again: probe it less often
+			p.probeEvery = min(max(1, 2*p.probeEvery), maxProbeEvery)
+		} else { // waits without a climb: the pool changed; find it again
+			p.probeEvery = 0
+		}
+		p.quiet = 0
 	case p.judging > 0:
 		if p.after.n.Load() < holdSamples {
 			break
@@ -236,8 +284,15 @@ func (p *poolLimit) adjust(now time.Time) {
 		p.after.take()
 		p.before.take()
 	case binding:
-		next = p.cur + 1
+		if p.climbed { // the last climb made no acquire wait: room above
+			p.probeEvery = 0
+		}
+		if p.quiet >= p.probeEvery {
+			next = p.cur + 1
+		}
 	}
+	p.climbed = next > p.cur
+	p.quiet++
 	if hold > 0 && p.judging == 0 && (p.base == 0 || hold < p.base) {
 		p.base = hold
 	}
