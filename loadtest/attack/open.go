@@ -33,7 +33,8 @@ import (
 // Where requests fall due less than batchTick apart, workers wake on a grid
 // of batchTick from the start rather than at each due time: the requests of
 // one tick leave together, so one wake of the process sends several, and
-// their answers tend to arrive together too.
+// their answers tend to arrive together too. One worker waits on its timer
+// for a tick; the others due on it wait for that worker (tickGate).
 func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 	a.released()
 	start := time.Now().Add(time.Millisecond) // lets the first worker be on time
@@ -53,6 +54,7 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 	var (
 		next, waiting, spawned atomic.Int64
 		wg                     sync.WaitGroup
+		ticks                  tickGate
 	)
 	var spawn func()
 	spawn = func() {
@@ -87,7 +89,7 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 					if pacer.Due(i+1)-off < batchTick {
 						// Due on the tick at or after due, with the other
 						// requests of its tick (see batchTick).
-						ok = w.waitUntil(ctx, start.Add((off+batchTick-1)/batchTick*batchTick), false)
+						ok = ticks.wait(ctx, w, start.Add((off+batchTick-1)/batchTick*batchTick))
 					} else {
 						ok = w.waitUntil(ctx, due, true)
 					}
@@ -117,3 +119,48 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 // about 70 µs; loadtest/README.md, "The pacer"). Below 10,000/s every
 // request is woken for on its own, at its due time.
 const batchTick = 100 * time.Microsecond
+
+// tickGate lets the workers due on the same batched tick share one timer:
+// the first to wait for a tick (its leader) waits on its own timer, the
+// others wait for the leader, which wakes them when the tick comes. Waking a
+// goroutine is the Go scheduler's business, with no system call; each of
+// them waiting on its own timer cost arming it and reading it, and one event
+// of the netpoller, per request (loadtest/README.md, "The pacer").
+type tickGate struct {
+	mu   sync.Mutex
+	tick time.Time     // the latest tick a leader waits for
+	done chan struct{} // closed when that tick came; nil when no leader waits
+}
+
+// wait waits until tick, or until ctx is done, and reports whether tick came.
+func (g *tickGate) wait(ctx context.Context, w *worker, tick time.Time) bool {
+	g.mu.Lock()
+	if done := g.done; done != nil && g.tick.Equal(tick) {
+		g.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return false
+		}
+		// The leader returns early only when its timer failed; then this
+		// worker waits on its own.
+		return w.waitUntil(ctx, tick, false)
+	}
+	if g.done != nil && tick.Before(g.tick) {
+		// Workers take their requests in order but may reach here out of
+		// it; one due on an earlier tick than the leader's waits alone.
+		g.mu.Unlock()
+		return w.waitUntil(ctx, tick, false)
+	}
+	done := make(chan struct{})
+	g.tick, g.done = tick, done
+	g.mu.Unlock()
+	ok := w.waitUntil(ctx, tick, false)
+	g.mu.Lock()
+	if g.done == done {
+		g.done = nil
+	}
+	g.mu.Unlock()
+	close(done)
+	return ok
+}
