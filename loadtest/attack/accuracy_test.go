@@ -172,7 +172,7 @@ func TestCountsMatchTheServersTally(t *testing.T) {
 }
 
 // TestBatchedTicksSendEachRequestOnItsTick: at 50,000/s requests fall due
-// 20 µs apart, closer than batchTick, so they leave on a grid of batchTick
+// 20 µs apart, closer than batchSpacing, so they leave on a grid of batchTick
 // from the start, the requests of one tick together (one worker waits on
 // its timer, the others for it). In virtual time the send times are exact:
 // every request reaches the server on the first tick at or after its due
