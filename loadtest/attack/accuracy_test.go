@@ -173,10 +173,9 @@ func TestCountsMatchTheServersTally(t *testing.T) {
 
 // TestBatchedTicksSendEachRequestOnItsTick: at 50,000/s requests fall due
 // 20 µs apart, closer than batchSpacing, so they leave on a grid of batchTick
-// from the start, the requests of one tick together (one worker waits on
-// its timer, the others for it). In virtual time the send times are exact:
-// every request reaches the server on the first tick at or after its due
-// time, none early, none lost.
+// from the start, the requests of one tick together. In virtual time the
+// send times are exact: every request reaches the server on the first tick
+// at or after its due time, none early, none lost.
 func TestBatchedTicksSendEachRequestOnItsTick(t *testing.T) {
 	const n = 500
 	pacer := ConstantPacer{Rate: 50000}

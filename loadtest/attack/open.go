@@ -33,9 +33,7 @@ import (
 // Where requests fall due less than batchSpacing apart, workers wake on a
 // grid of batchTick from the start rather than at each due time: the
 // requests of one tick leave together, so one wake of the process sends
-// several, and their answers tend to arrive together too. One worker waits
-// on its timer for a tick; the others due on it wait for that worker
-// (tickGate).
+// several, and their answers tend to arrive together too.
 func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 	a.released()
 	start := time.Now().Add(time.Millisecond) // lets the first worker be on time
@@ -55,7 +53,6 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 	var (
 		next, waiting, spawned atomic.Int64
 		wg                     sync.WaitGroup
-		ticks                  tickGate
 	)
 	var spawn func()
 	spawn = func() {
@@ -90,7 +87,7 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 					if pacer.Due(i+1)-off < batchSpacing {
 						// Due on the tick at or after due, with the other
 						// requests of its tick (see batchTick).
-						ok = ticks.wait(ctx, w, start.Add((off+batchTick-1)/batchTick*batchTick))
+						ok = w.waitUntil(ctx, start.Add((off+batchTick-1)/batchTick*batchTick), false)
 					} else {
 						ok = w.waitUntil(ctx, due, true)
 					}
@@ -116,57 +113,12 @@ func (a *Attack) open(ctx context.Context, tr Transport) time.Time {
 // grid of batchTick. Each wake of an idle process costs more than a
 // request's own system calls (on the lab's virtual machine the context
 // switches dominated the profile), so at 20,000/s sending the four requests
-// of a tick together, on one timer wake (tickGate), raised requests per
-// client CPU-second by about a fifth over the two of a 100 µs tick, for a
-// lateness of up to one tick (p50 about 120 µs, against a target of 200 µs;
-// loadtest/README.md, "The pacer"). Below 10,000/s every request is woken
-// for on its own, at its due time, and its lateness stays in microseconds.
+// of a tick together raised requests per client CPU-second by a fifth to two
+// fifths over the two of a 100 µs tick, for a lateness of up to one tick
+// (p50 about 120 µs, against a target of 200 µs; loadtest/README.md, "The
+// pacer"). Below 10,000/s every request is woken for on its own, at its due
+// time, and its lateness stays in microseconds.
 const (
 	batchSpacing = 100 * time.Microsecond
 	batchTick    = 200 * time.Microsecond
 )
-
-// tickGate lets the workers due on the same batched tick share one timer:
-// the first to wait for a tick (its leader) waits on its own timer, the
-// others wait for the leader, which wakes them when the tick comes. Waking a
-// goroutine is the Go scheduler's business, with no system call; each of
-// them waiting on its own timer cost arming it and reading it, and one event
-// of the netpoller, per request (loadtest/README.md, "The pacer").
-type tickGate struct {
-	mu   sync.Mutex
-	tick time.Time     // the latest tick a leader waits for
-	done chan struct{} // closed when that tick came; nil when no leader waits
-}
-
-// wait waits until tick, or until ctx is done, and reports whether tick came.
-func (g *tickGate) wait(ctx context.Context, w *worker, tick time.Time) bool {
-	g.mu.Lock()
-	if done := g.done; done != nil && g.tick.Equal(tick) {
-		g.mu.Unlock()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return false
-		}
-		// The leader returns early only when its timer failed; then this
-		// worker waits on its own.
-		return w.waitUntil(ctx, tick, false)
-	}
-	if g.done != nil && tick.Before(g.tick) {
-		// Workers take their requests in order but may reach here out of
-		// it; one due on an earlier tick than the leader's waits alone.
-		g.mu.Unlock()
-		return w.waitUntil(ctx, tick, false)
-	}
-	done := make(chan struct{})
-	g.tick, g.done = tick, done
-	g.mu.Unlock()
-	ok := w.waitUntil(ctx, tick, false)
-	g.mu.Lock()
-	if g.done == done {
-		g.done = nil
-	}
-	g.mu.Unlock()
-	close(done)
-	return ok
-}

@@ -20,9 +20,6 @@ import (
 // wake and the yield: the caller accepts the wake's overshoot (batched
 // ticks, see batchTick).
 func (w *worker) waitUntil(ctx context.Context, due time.Time, exact bool) bool {
-	if !exact && !time.Now().Before(due) {
-		return ctx.Err() == nil
-	}
 	if !w.tried && !w.a.cfg.timerWaits {
 		w.tried = true
 		w.precise = newPreciseTimer(ctx)
