@@ -14,6 +14,7 @@ export PATH  := $(BIN):$(PATH)
 PROMETHEUS_VERSION ?= v0.316.0
 STATICCHECK_VERSION ?= v0.8.2
 GOVULNCHECK_VERSION ?= v1.9.0
+VEGETA_VERSION ?= v12.13.0
 
 # Postgres: TEST_DATABASE_URL for the tests, DATABASE_URL for make run and the
 # scenarios. Unset, each uses the local server as internal/pgdb.DefaultURL
@@ -41,6 +42,9 @@ $(BIN)/staticcheck:
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 $(BIN)/govulncheck:
 	$(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+# vegeta: bench-loadtest's rate-matched open-loop reference (not in go.mod).
+$(BIN)/vegeta:
+	$(GO) install github.com/tsenart/vegeta/v12@$(VEGETA_VERSION)
 
 # govulncheck reads vuln.go.dev; where that is out of reach (offline CI), it
 # reads a database built from the golang.org/x/vulndb module at VULNDB_VERSION.
@@ -190,15 +194,15 @@ loadtest-sharded: ## N generators share one open schedule, then merge: make load
 BENCH_ARGS ?= -c 50 -d 5s -rounds 5
 
 .PHONY: bench-loadtest
-bench-loadtest: ## loadtest vs wrk: requests per client CPU-second (closed, open) and open-run lateness at 2,000/s and 20,000/s (installs wrk when root)
+bench-loadtest: $(BIN)/vegeta ## loadtest vs wrk (closed) and vs vegeta at the same rate (open): requests per client CPU-second and open-run lateness at 2,000/s and 20,000/s (installs wrk when root, vegeta into ./bin)
 	@command -v wrk >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; \
 	  else echo "bench-loadtest needs wrk: run 'sudo apt-get install -y wrk' (Debian package wrk), then retry"; exit 1; fi; }
 	$(GO) build -o $(BIN)/loadtest ./loadtest
 	$(GO) build -o $(BIN)/benchwrk ./loadtest/internal/benchwrk
 	@if command -v taskset >/dev/null && [ "$$(nproc)" -ge 2 ]; then \
-	  taskset -c 0 $(BIN)/benchwrk -loadtest $(BIN)/loadtest -cpu 1 $(BENCH_ARGS); \
-	else $(BIN)/benchwrk -loadtest $(BIN)/loadtest -cpu '' $(BENCH_ARGS); fi
+	  taskset -c 0 $(BIN)/benchwrk -loadtest $(BIN)/loadtest -vegeta $(BIN)/vegeta -cpu 1 $(BENCH_ARGS); \
+	else $(BIN)/benchwrk -loadtest $(BIN)/loadtest -vegeta $(BIN)/vegeta -cpu '' $(BENCH_ARGS); fi
 
 BENCH_ADMISSION_ARGS ?=
 .PHONY: bench-admission

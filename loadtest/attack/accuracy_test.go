@@ -2,7 +2,9 @@ package attack
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -166,5 +168,41 @@ func TestCountsMatchTheServersTally(t *testing.T) {
 				t.Errorf("client: sent %d, status %v, errors %v; server's tally %v", res.Sent, res.Status, res.Errors, tally)
 			}
 		})
+	}
+}
+
+// TestBatchedTicksSendEachRequestOnItsTick: at 50,000/s requests fall due
+// 20 µs apart, closer than batchSpacing, so they leave on a grid of batchTick
+// from the start, the requests of one tick together. In virtual time the
+// send times are exact: every request reaches the server on the first tick
+// at or after its due time, none early, none lost.
+func TestBatchedTicksSendEachRequestOnItsTick(t *testing.T) {
+	const n = 500
+	pacer := ConstantPacer{Rate: 50000}
+	var mu sync.Mutex
+	arrivals := make([]time.Duration, 0, n)
+	res := virtualRun(t, Config{Mode: ModeOpen, Concurrency: 100, Requests: n, Pacer: pacer},
+		func(_ int64, arrived time.Duration) time.Duration {
+			mu.Lock()
+			arrivals = append(arrivals, arrived)
+			mu.Unlock()
+			return time.Millisecond
+		})
+	if res.Sent != n || res.Status[200] != n || res.Unsent != 0 {
+		t.Fatalf("sent %d, ok %d, unsent %d; want %d, %d, 0", res.Sent, res.Status[200], res.Unsent, n, n)
+	}
+	// Request 0 is due at the start, on tick 0: the first arrival is the start.
+	slices.Sort(arrivals)
+	perTick := map[time.Duration]int{}
+	for _, a := range arrivals {
+		perTick[a-arrivals[0]]++
+	}
+	want := map[time.Duration]int{}
+	for i := range int64(n) {
+		off := pacer.Due(i)
+		want[(off+batchTick-1)/batchTick*batchTick]++
+	}
+	if !maps.Equal(perTick, want) {
+		t.Errorf("requests per send time (from the start) %v, want per tick %v", perTick, want)
 	}
 }

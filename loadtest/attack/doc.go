@@ -14,11 +14,12 @@
 // It stays because it is the reason loadtest costs what wrk costs: in
 // `make bench-loadtest` (closed loop, 50 connections, client and server
 // pinned to a core each, HDR recording and the metrics scrape on) it did
-// 1.00x [0.90-1.13] and 0.94x [0.93-1.01] of wrk's requests per client
-// CPU-second in two blocks, against net/http's client's 0.41x and 0.47x
-// (2026-12-02 06:42 and 06:54 UTC, medians of 3; loadtest/README.md,
-// "Efficiency"). When net/http's client comes within a
-// few percent of it, the hand-written one should go.
+// 1.02x [0.96-1.08] and 0.82x [0.77-0.95] of wrk's requests per client
+// CPU-second in two blocks, against net/http's client's 0.49x and 0.37x
+// (2026-12-03 09:14 and 09:21 UTC, medians of 3; 1.00x and 0.94x against
+// 0.41x and 0.47x on 2026-12-02; loadtest/README.md, "Efficiency"). When
+// net/http's client comes within a few percent of it, the hand-written one
+// should go.
 //
 // The engine is a library so that other programs (the scenario runner) can
 // drive it: build a [Config], call [New], then [Attack.Run].
