@@ -134,3 +134,37 @@ func TestNewestFirst(t *testing.T) {
 	<-served
 	g.Release()
 }
+
+// Newest first, a waiter that gives up leaves the line, and the freed
+// permit goes to the newest of those still waiting.
+func TestNewestFirstSkipsACanceledWaiter(t *testing.T) {
+	g := New(1)
+	g.SetOrder(true)
+	if !g.TryAcquire() {
+		t.Fatal("a free permit was refused")
+	}
+	served := queueWaiters(t, g, 2) // waiters 0 and 1
+	ctx, cancel := context.WithCancel(context.Background())
+	canceled := make(chan error, 1)
+	go func() { canceled <- g.Acquire(ctx) }()
+	poll.Until(t, 5*time.Second, "the third waiter queued", func() error {
+		if g.Waiting() != 3 {
+			return errors.New("the third waiter not queued")
+		}
+		return nil
+	})
+	cancel()
+	if err := <-canceled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the canceled waiter: %v, want context.Canceled", err)
+	}
+	g.Release()
+	if got := <-served; got != 1 {
+		t.Fatalf("waiter %d served after the newest gave up, want 1", got)
+	}
+	g.Release()
+	<-served
+	g.Release()
+	if g.Held() != 0 || g.Waiting() != 0 {
+		t.Errorf("held %d, waiting %d at the end", g.Held(), g.Waiting())
+	}
+}
