@@ -96,9 +96,9 @@ const (
 //     pool shrank) or once a probe made no acquire wait (it grew);
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
-// With a fast database it settles between the pool's free connections and
-// one above them; with a congested one, where the mean hold is latencyRise
-// times the uncongested one.
+// With a fast database it settles at the pool's free connections, probing
+// one above them every few seconds; with a congested one, where the mean
+// hold is latencyRise times the uncongested one.
 type poolLimit struct {
 	g      *gate.Gate
 	lo, hi int
