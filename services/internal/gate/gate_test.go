@@ -14,6 +14,28 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// queueWaiters starts n callers of Acquire, one after the other in line,
+// each sending its number once it holds a permit.
+func queueWaiters(t *testing.T, g *Gate, n int) <-chan int {
+	t.Helper()
+	served := make(chan int, n)
+	for i := range n {
+		go func() {
+			if err := g.Acquire(context.Background()); err != nil {
+				t.Error(err)
+			}
+			served <- i
+		}()
+		poll.Until(t, 5*time.Second, fmt.Sprintf("waiter %d queued", i), func() error {
+			if g.Waiting() != i+1 {
+				return fmt.Errorf("waiter %d not queued within 5s", i)
+			}
+			return nil
+		})
+	}
+	return served
+}
+
 // A shrink keeps the permits held and admits nobody until fewer than the
 // new size are held; a grow serves the waiters at once, in order.
 func TestResize(t *testing.T) {
@@ -36,21 +58,7 @@ func TestResize(t *testing.T) {
 	if !g.TryAcquire() {
 		t.Fatal("refused with none held")
 	}
-	order := make(chan int, 3)
-	for i := range 3 {
-		go func() {
-			if err := g.Acquire(context.Background()); err != nil {
-				t.Error(err)
-			}
-			order <- i
-		}()
-		poll.Until(t, 5*time.Second, fmt.Sprintf("waiter %d queued", i), func() error {
-			if g.Waiting() != i+1 {
-				return fmt.Errorf("waiter %d not queued within 5s", i)
-			}
-			return nil
-		})
-	}
+	order := queueWaiters(t, g, 3)
 	g.Resize(3)
 	// The first two in line are served (in either order of their sends).
 	if a, b := <-order, <-order; a+b != 1 {
@@ -108,21 +116,7 @@ func TestNewestFirst(t *testing.T) {
 	if !g.TryAcquire() {
 		t.Fatal("a free permit was refused")
 	}
-	served := make(chan int, 4)
-	for i := range 4 {
-		go func() {
-			if err := g.Acquire(context.Background()); err != nil {
-				t.Error(err)
-			}
-			served <- i
-		}()
-		poll.Until(t, 5*time.Second, fmt.Sprintf("waiter %d queued", i), func() error {
-			if g.Waiting() != i+1 {
-				return fmt.Errorf("waiter %d not queued within 5s", i)
-			}
-			return nil
-		})
-	}
+	served := queueWaiters(t, g, 4)
 	g.Release()
 	if got := <-served; got != 3 {
 		t.Fatalf("newest first: waiter %d served, want 3 (the last to come)", got)
@@ -139,4 +133,38 @@ func TestNewestFirst(t *testing.T) {
 	g.Release()
 	<-served
 	g.Release()
+}
+
+// Newest first, a waiter that gives up leaves the line, and the freed
+// permit goes to the newest of those still waiting.
+func TestNewestFirstSkipsACanceledWaiter(t *testing.T) {
+	g := New(1)
+	g.SetOrder(true)
+	if !g.TryAcquire() {
+		t.Fatal("a free permit was refused")
+	}
+	served := queueWaiters(t, g, 2) // waiters 0 and 1
+	ctx, cancel := context.WithCancel(context.Background())
+	canceled := make(chan error, 1)
+	go func() { canceled <- g.Acquire(ctx) }()
+	poll.Until(t, 5*time.Second, "the third waiter queued", func() error {
+		if g.Waiting() != 3 {
+			return errors.New("the third waiter not queued")
+		}
+		return nil
+	})
+	cancel()
+	if err := <-canceled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the canceled waiter: %v, want context.Canceled", err)
+	}
+	g.Release()
+	if got := <-served; got != 1 {
+		t.Fatalf("waiter %d served after the newest gave up, want 1", got)
+	}
+	g.Release()
+	<-served
+	g.Release()
+	if g.Held() != 0 || g.Waiting() != 0 {
+		t.Errorf("held %d, waiting %d at the end", g.Held(), g.Waiting())
+	}
 }

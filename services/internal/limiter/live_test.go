@@ -226,10 +226,10 @@ func TestSetOrderNewestFirst(t *testing.T) {
 	for i := range 2 {
 		go func() {
 			q, err := l.Acquire(ctx)
+			got <- answer{i, err} // before the release, which lets the next in
 			if err == nil {
 				q.Release()
 			}
-			got <- answer{i, err}
 		}()
 		poll.Until(t, 5*time.Second, "the waiter queued", func() error {
 			if l.waiters.Load() != int64(i+1) {

@@ -78,6 +78,9 @@ const (
 //
 // Each window, in order:
 //
+//   - the window right after a cut on pool waits is not judged on its
+//     waits: the requests that were waiting in the pool at the cut end
+//     their waits in it;
 //   - more than poolWaitShare of the acquires waited: the limit is above
 //     the pool; cut it by what the waits say it is above (excess);
 //   - a latency cut awaits its verdict: hold until holdSamples holds begun
@@ -85,16 +88,17 @@ const (
 //   - the mean hold is over latencyRise times the baseline: cut by a
 //     tenth, and wait for the verdict;
 //   - none of these, and the limit turned a request away or made it
-//     queue: the limit may be below what the pool can take; add one, at
-//     once if the last climb made no acquire wait, else after
-//     probeEvery quiet windows, a wait that doubles (to maxProbeEvery)
-//     each time a climb finds the pool's ceiling again, and is none
-//     after waits that no climb caused (the pool shrank);
+//     queue: the limit may be below what the pool can take; add one: at
+//     once below the limit at which acquires last waited (the ceiling),
+//     and to the ceiling or above only after probeEvery quiet windows, a
+//     wait that doubles (to maxProbeEvery) each time such a probe finds
+//     the ceiling again, and is none after waits that no climb caused (the
+//     pool shrank) or once a probe made no acquire wait (it grew);
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
-// With a fast database it settles between the pool's free connections and
-// one above them; with a congested one, where the mean hold is latencyRise
-// times the uncongested one.
+// With a fast database it settles at the pool's free connections, probing
+// one above them every few seconds; with a congested one, where the mean
+// hold is latencyRise times the uncongested one.
 type poolLimit struct {
 	g      *gate.Gate
 	lo, hi int
@@ -111,19 +115,21 @@ type poolLimit struct {
 	held, before, after holds
 	cutAt               atomic.Int64
 
-	mu       sync.Mutex // one adjustment at a time; guards the rest
-	last     PoolWaits
-	lastWait time.Duration // last's WaitTime before the window being adjusted
-	cur      int
-	base     time.Duration // baseline hold; 0 until measured
-	judging  time.Duration // > 0: the mean hold that made a latency cut
-	// climbed: the last window added a permit. quiet counts the windows
-	// since the last cut on pool waits; the limit climbs only after
-	// probeEvery of them.
-	climbed    bool
-	quiet      int
-	probeEvery int
-	signal     poolSignal
+	mu      sync.Mutex // one adjustment at a time; guards the rest
+	last    PoolWaits
+	lastAt  time.Time // when the last window was adjusted
+	cur     int
+	base    time.Duration // baseline hold; 0 until measured
+	judging time.Duration // > 0: the mean hold that made a latency cut
+	// climbed: the last window added a permit. draining: the last window
+	// cut on pool waits, and the requests still waiting in the pool then
+	// finish their waits in this one. ceiling is the limit at which acquires
+	// last waited (0: none known); a climb to it or above waits for
+	// probeEvery quiet windows (quiet counts the windows since that cut).
+	climbed, draining bool
+	ceiling           int
+	quiet, probeEvery int
+	signal            poolSignal
 }
 
 // holds sums completed holds.
@@ -202,23 +208,17 @@ func (p *poolLimit) setOrder(newestFirst bool) { p.g.SetOrder(newestFirst) }
 func (p *poolLimit) limit() int { return p.g.Size() }
 
 // excess is how many permits the limit has above the pool, from a window
-// in which acquires waited: waitTime over acquires is the mean wait of an
-// acquire, hold the mean hold (admission to release, the pool wait
-// included). By Little's law the requests waiting in the pool are the
-// pool's throughput times that mean wait, and the throughput is the
-// permits over the hold, so the excess is cur x wait / hold. A limit one
+// of length d in which the pool's acquires waited waitTime in all. By
+// Little's law that is the mean number of requests waiting in the pool
+// over the window: the permits there are no connection for. A limit one
 // above a pool of 20 is cut by one, back to the pool, and the saw-tooth
 // between the pool and one above it keeps every connection busy (a cut of
 // a tenth, 21 to 18, left two connections idle until the limit climbed
-// back); a pool that shrank by half is found in a few windows. Without
-// enough holds to go by it is a cut of a tenth (cut).
-func (p *poolLimit) excess(waitTime time.Duration, acquires int64, hold time.Duration, cut int) int {
-	if hold <= 0 || acquires <= 0 {
-		return p.cur - cut
-	}
-	meanWait := float64(waitTime) / float64(acquires)
-	e := int(float64(p.cur)*meanWait/float64(hold) + 0.5)
-	return min(max(e, 1), p.cur-cut+p.cur/2) // at least one; at most about half of cur at once
+// back); a pool that shrank by half is found in a window or two. At least
+// one, at most half the limit at once.
+func (p *poolLimit) excess(waitTime, d time.Duration) int {
+	e := int(float64(waitTime)/float64(d) + 0.5)
+	return min(max(e, 1), max(p.cur/2, 1))
 }
 
 // signals is what the last window saw.
@@ -247,8 +247,13 @@ func (p *poolLimit) tick() {
 func (p *poolLimit) adjust(now time.Time) {
 	w := p.waits()
 	acquires, waited := w.Acquires-p.last.Acquires, w.Waited-p.last.Waited
-	p.lastWait = p.last.WaitTime
-	p.last = w
+	waitTime, window := w.WaitTime-p.last.WaitTime, now.Sub(p.lastAt)
+	if p.lastAt.IsZero() || window <= 0 {
+		window = poolWindow
+	}
+	p.last, p.lastAt = w, now
+	draining := p.draining
+	p.draining = false
 	binding := p.binding.Swap(false)
 	hold, n := p.held.take()
 	if n < holdSamples {
@@ -257,14 +262,17 @@ func (p *poolLimit) adjust(now time.Time) {
 	cut := min(p.cur-1, p.cur*9/10)
 	next := p.cur
 	switch {
+	case draining:
+		// The waits of the requests in the pool at the last cut end in this
+		// window: they say nothing of the limit the cut set.
 	case acquires > 0 && float64(waited) > poolWaitShare*float64(acquires):
-		next, p.judging = p.cur-p.excess(w.WaitTime-p.lastWait, acquires, hold, cut), 0
+		next, p.judging = p.cur-p.excess(waitTime, window), 0
 		if p.climbed { // the climb found the ceiling again: probe it less often
 			p.probeEvery = min(max(1, 2*p.probeEvery), maxProbeEvery)
 		} else { // waits without a climb: the pool changed; find it again
 			p.probeEvery = 0
 		}
-		p.quiet = 0
+		p.ceiling, p.quiet, p.draining = p.cur, 0, true
 	case p.judging > 0:
 		if p.after.n.Load() < holdSamples {
 			break
@@ -284,10 +292,10 @@ func (p *poolLimit) adjust(now time.Time) {
 		p.after.take()
 		p.before.take()
 	case binding:
-		if p.climbed { // the last climb made no acquire wait: room above
-			p.probeEvery = 0
+		if p.climbed && p.cur >= p.ceiling { // that climb made no acquire wait: room above
+			p.probeEvery, p.ceiling = 0, 0
 		}
-		if p.quiet >= p.probeEvery {
+		if p.cur+1 < p.ceiling || p.quiet >= p.probeEvery {
 			next = p.cur + 1
 		}
 	}
