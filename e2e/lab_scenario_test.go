@@ -316,17 +316,22 @@ func (run *labRun) scenarioLab(t *testing.T) {
 	})
 	t.Run("db-latency: the knobs and the proxy's latency", func(t *testing.T) {
 		w := windows["db-latency"]
-		base, slow := w["latency-0ms"], w["latency-20ms"]
-		if base.to.IsZero() || slow.to.IsZero() {
+		base, slow, again := w["latency-0ms"], w["latency-20ms"], w["latency-0ms-again"]
+		if base.to.IsZero() || slow.to.IsZero() || again.to.IsZero() {
 			t.Fatal("no window for db-latency's phases")
 		}
 		held(t, `orderlab_knob_value{knob="DB_MAX_CONNS"}`, slow, 5, modelServices...)
 		hold := `sum by (job) (increase(orderlab_db_pool_connection_hold_seconds_sum[W])) / sum by (job) (increase(orderlab_db_pool_connection_hold_seconds_count[W]))`
-		h0, h20 := value(t, hold, base), value(t, hold, slow)
+		h0, h20, h0again := value(t, hold, base), value(t, hold, slow), value(t, hold, again)
 		for _, j := range modelServices {
-			if !(h20[j]-h0[j] >= 0.015) || math.IsNaN(h0[j]) {
-				t.Errorf("%s: mean connection hold %.1f ms without, %.1f ms with 20 ms per round trip: want at least 15 ms more",
-					j, 1000*h0[j], 1000*h20[j])
+			// The first phase's hold also carries the time its orders waited
+			// for a core while the lab's other scenarios and tests ran (26.9 ms
+			// for a 10 ms query in one CI run): the latency must show against
+			// the quicker of the two phases without it.
+			quick := min(h0[j], h0again[j])
+			if !(h20[j]-quick >= 0.015) || math.IsNaN(quick) {
+				t.Errorf("%s: mean connection hold %.1f and %.1f ms without, %.1f ms with 20 ms per round trip: want at least 15 ms more than the quicker",
+					j, 1000*h0[j], 1000*h0again[j], 1000*h20[j])
 			}
 		}
 		if f, err := (&dbproxy.Client{URL: run.proxy.control}).Get(ctx); err != nil || f.Fault != "none" {
