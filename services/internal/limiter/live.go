@@ -121,7 +121,9 @@ func (l *Limiter) SetWait(d time.Duration) {
 
 // SetOrder changes LIMIT_ORDER live: whether a freed permit goes to the
 // request that began waiting last (newestFirst) or to the one that has
-// waited longest. It applies to the requests waiting now too.
+// waited longest. It applies to the requests waiting for the current
+// permits now too; requests still waiting for the permits of a mode
+// swapped out before (SetLimit, SetBounds) keep the order they began with.
 func (l *Limiter) SetOrder(newestFirst bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
