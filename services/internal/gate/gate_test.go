@@ -26,14 +26,20 @@ func queueWaiters(t *testing.T, g *Gate, n int) <-chan int {
 			}
 			served <- i
 		}()
-		poll.Until(t, 5*time.Second, fmt.Sprintf("waiter %d queued", i), func() error {
-			if g.Waiting() != i+1 {
-				return fmt.Errorf("waiter %d not queued within 5s", i)
-			}
-			return nil
-		})
+		waitForWaiters(t, g, i+1)
 	}
 	return served
+}
+
+// waitForWaiters waits until n callers are in line for a permit.
+func waitForWaiters(t *testing.T, g *Gate, n int) {
+	t.Helper()
+	poll.Until(t, 5*time.Second, fmt.Sprintf("%d waiters queued", n), func() error {
+		if w := g.Waiting(); w != n {
+			return fmt.Errorf("%d waiters queued, want %d", w, n)
+		}
+		return nil
+	})
 }
 
 // A shrink keeps the permits held and admits nobody until fewer than the
@@ -92,12 +98,7 @@ func TestAcquireCanceled(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	go func() { got <- g.Acquire(context.Background()) }()
-	poll.Until(t, 5*time.Second, "the second waiter queued", func() error {
-		if g.Waiting() != 1 {
-			return errors.New("the second waiter not queued")
-		}
-		return nil
-	})
+	waitForWaiters(t, g, 1)
 	g.Release()
 	if err := <-got; err != nil {
 		t.Fatal(err)
@@ -147,12 +148,7 @@ func TestNewestFirstSkipsACanceledWaiter(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	canceled := make(chan error, 1)
 	go func() { canceled <- g.Acquire(ctx) }()
-	poll.Until(t, 5*time.Second, "the third waiter queued", func() error {
-		if g.Waiting() != 3 {
-			return errors.New("the third waiter not queued")
-		}
-		return nil
-	})
+	waitForWaiters(t, g, 3)
 	cancel()
 	if err := <-canceled; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the canceled waiter: %v, want context.Canceled", err)

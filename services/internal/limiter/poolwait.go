@@ -211,11 +211,10 @@ func (p *poolLimit) limit() int { return p.g.Size() }
 // of length d in which the pool's acquires waited waitTime in all. By
 // Little's law that is the mean number of requests waiting in the pool
 // over the window: the permits there are no connection for. A limit one
-// above a pool of 20 is cut by one, back to the pool, and the saw-tooth
-// between the pool and one above it keeps every connection busy (a cut of
-// a tenth, 21 to 18, left two connections idle until the limit climbed
-// back); a pool that shrank by half is found in a window or two. At least
-// one, at most half the limit at once.
+// above a pool of 20 is cut by one, back to the pool, where every
+// connection stays busy (a cut of a tenth, 21 to 18, left two connections
+// idle until the limit climbed back); a pool that shrank by half is found
+// in a window or two. At least one, at most half the limit at once.
 func (p *poolLimit) excess(waitTime, d time.Duration) int {
 	e := int(float64(waitTime)/float64(d) + 0.5)
 	return min(max(e, 1), max(p.cur/2, 1))
