@@ -225,14 +225,15 @@ func TestPoolPitfalls(t *testing.T) {
 
 // The workers and the pool change live under keyed load, and nothing fails
 // but with a 429 and Retry-After, and nothing is lost
-// (docs/reference/knobs.md). WORKERS may not exceed DB_MAX_CONNS, so the
-// workers shrink before the pool and grow after it.
+// (docs/reference/knobs.md). WORKERS, unset, follows DB_MAX_CONNS: the pool
+// shrinks under it without a word about the workers; set, it stays; ""
+// puts it back to following.
 func TestLiveKnobsUnderLoad(t *testing.T) {
 	persist := map[string]string{"stage": "persist"}
-	apptest.LiveKnobsUnderLoad(t, service, map[string]string{"WORKERS": "20"}, []apptest.KnobChange{
+	apptest.LiveKnobsUnderLoad(t, service, nil, []apptest.KnobChange{
+		{Knobs: map[string]string{"DB_MAX_CONNS": "5"}, Metric: "orderlab_pipeline_workers", Match: persist, Want: 5},
 		{Knobs: map[string]string{"WORKERS": "2"}, Metric: "orderlab_pipeline_workers", Match: persist, Want: 2},
-		{Knobs: map[string]string{"DB_MAX_CONNS": "5"}, Metric: "orderlab_db_pool_max_connections", Want: 5},
 		{Knobs: map[string]string{"DB_MAX_CONNS": "20"}, Metric: "orderlab_db_pool_max_connections", Want: 20},
-		{Knobs: map[string]string{"WORKERS": "20"}, Metric: "orderlab_pipeline_workers", Match: persist, Want: 20},
+		{Knobs: map[string]string{"WORKERS": ""}, Metric: "orderlab_pipeline_workers", Match: persist, Want: 20},
 	})
 }

@@ -151,3 +151,82 @@ func mustKnob(t *testing.T, name string) Knob {
 }
 
 func mustValue(s *Set, name string) Value { v, _, _ := s.Get(name); return v }
+
+// A knob that defaults to DB_MAX_CONNS follows it live until it is set, so
+// a pool change is never refused for a knob nobody set; "" puts a knob back
+// as the service started, following again.
+func TestDependentKnobsFollowThePool(t *testing.T) {
+	s, err := FromEnv("pipeline", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, changed, err := s.With(map[string]string{"DB_MAX_CONNS": "5"})
+	if err != nil {
+		t.Fatalf("DB_MAX_CONNS=5 with WORKERS unset: %v", err)
+	}
+	if small.Int("WORKERS") != 5 || strings.Join(changed, ",") != "DB_MAX_CONNS,WORKERS" {
+		t.Errorf("WORKERS %d, changed %v; want 5 and both named", small.Int("WORKERS"), changed)
+	}
+	if _, src, _ := small.Get("WORKERS"); src != FromDefault {
+		t.Errorf("a following WORKERS is from %s, want default", src)
+	}
+
+	// Set explicitly, it no longer follows, and the rule holds it.
+	two, _, err := small.With(map[string]string{"WORKERS": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := two.With(map[string]string{"DB_MAX_CONNS": "1"}); err == nil ||
+		!strings.Contains(err.Error(), "WORKERS (2) must be at most DB_MAX_CONNS (1)") {
+		t.Errorf("DB_MAX_CONNS=1 under WORKERS=2: %v, want the rule's reason", err)
+	}
+	wide, _, err := two.With(map[string]string{"DB_MAX_CONNS": "30"})
+	if err != nil || wide.Int("WORKERS") != 2 {
+		t.Fatalf("a set WORKERS moved with the pool: %d, %v", wide.Int("WORKERS"), err)
+	}
+
+	// "" puts both back as at start: WORKERS follows the pool again.
+	back, changed, err := wide.With(map[string]string{"DB_MAX_CONNS": "", "WORKERS": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Int("DB_MAX_CONNS") != 20 || back.Int("WORKERS") != 20 || strings.Join(changed, ",") != "DB_MAX_CONNS,WORKERS" {
+		t.Errorf("after reset: pool %d, workers %d, changed %v", back.Int("DB_MAX_CONNS"), back.Int("WORKERS"), changed)
+	}
+	if _, src, _ := back.Get("WORKERS"); src != FromDefault {
+		t.Errorf("reset WORKERS from %s, want default", src)
+	}
+	if again, _, err := back.With(map[string]string{"DB_MAX_CONNS": "3"}); err != nil || again.Int("WORKERS") != 3 {
+		t.Errorf("after reset WORKERS no longer follows: %v", err)
+	}
+
+	// A value set in the environment is what "" goes back to, and the rule
+	// still refuses a pool below it: the user chose it.
+	fixed, err := FromEnv("pipeline", env(map[string]string{"WORKERS": "8"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := fixed.With(map[string]string{"DB_MAX_CONNS": "5"}); err == nil ||
+		!strings.Contains(err.Error(), "WORKERS (8) must be at most DB_MAX_CONNS (5)") {
+		t.Errorf("an explicit WORKERS=8 under a pool of 5: %v, want refused", err)
+	}
+	moved, _, _ := fixed.With(map[string]string{"WORKERS": "4"})
+	if reset, _, err := moved.With(map[string]string{"WORKERS": ""}); err != nil || reset.Int("WORKERS") != 8 {
+		t.Errorf(`WORKERS="" after an environment 8: %v`, err)
+	} else if _, src, _ := reset.Get("WORKERS"); src != FromEnvironment {
+		t.Errorf("reset to the environment's value from %s", src)
+	}
+
+	// LIMIT follows as well; LIMIT=adaptive is set and does not.
+	sem, err := FromEnv("semaphore", env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := sem.With(map[string]string{"DB_MAX_CONNS": "5"}); err != nil || n.Int("LIMIT") != 5 {
+		t.Errorf("LIMIT did not follow the pool: %v", err)
+	}
+	ad, _, _ := sem.With(map[string]string{"LIMIT": "adaptive"})
+	if n, _, err := ad.With(map[string]string{"DB_MAX_CONNS": "5"}); err != nil || !n.Word("LIMIT") {
+		t.Errorf("LIMIT=adaptive moved with the pool: %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type entry struct {
 type Set struct {
 	model string
 	vals  map[string]entry
+	// start is every knob as the service started (FromEnv), shared by the
+	// sets a change makes: a change to "" puts a knob back to it.
+	start map[string]entry
 }
 
 // Error is what is wrong with one knob's value.
@@ -71,6 +75,7 @@ func FromEnv(model string, getenv func(string) string) (*Set, error) {
 		}
 	}
 	errs = append(errs, s.check(nil)...)
+	s.start = maps.Clone(s.vals)
 	return s, errors.Join(errs...)
 }
 
@@ -170,11 +175,14 @@ func (e *ChangeError) Error() string {
 // With returns s with changes (knob name to value, in the environment's
 // syntax) applied, their source runtime, and the names whose value
 // differs; or a *ChangeError naming every knob at fault, and nothing
-// changed.
+// changed. An empty value puts a knob back as the service started: its
+// environment value, or its default. A knob whose default is another
+// knob's value (WORKERS and LIMIT follow DB_MAX_CONNS) keeps following it
+// until it is set, so a change of the pool is never refused for a knob
+// nobody set; such a knob that moves is among the names returned.
 func (s *Set) With(changes map[string]string) (*Set, []string, error) {
-	next := &Set{model: s.model, vals: maps.Clone(s.vals)}
+	next := &Set{model: s.model, vals: maps.Clone(s.vals), start: s.start}
 	var ce ChangeError
-	changed := map[string]bool{}
 	for _, name := range slices.Sorted(maps.Keys(changes)) {
 		raw := changes[name]
 		k, ok := Lookup(name)
@@ -183,16 +191,28 @@ func (s *Set) With(changes map[string]string) (*Set, []string, error) {
 			ce.Unknown = append(ce.Unknown, name)
 		case !k.Live:
 			ce.Restart = append(ce.Restart, name)
+		case strings.TrimSpace(raw) == "":
+			next.vals[name] = s.start[name]
 		default:
 			v, err := k.Parse(raw)
 			if err != nil {
 				ce.Invalid = append(ce.Invalid, k.fail(raw, err.Error()))
 				continue
 			}
-			if v.Text != s.vals[name].v.Text {
-				changed[name] = true
-			}
 			next.vals[name] = entry{v, FromRuntime}
+		}
+	}
+	changed := map[string]bool{}
+	for _, k := range All {
+		e, ok := next.vals[k.Name]
+		if !ok {
+			continue
+		}
+		if k.DefaultFrom != "" && e.src == FromDefault {
+			next.vals[k.Name] = entry{next.defaultOf(k), FromDefault}
+		}
+		if next.vals[k.Name].v.Text != s.vals[k.Name].v.Text {
+			changed[k.Name] = true
 		}
 	}
 	for _, err := range next.check(changed) {
