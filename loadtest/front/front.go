@@ -16,7 +16,7 @@
 //	GET    /api/runs/{id}/series      live series from Prometheus over the run's range
 //	GET    /api/knobs                 every service's GET /knobs
 //	PATCH  /api/knobs/{service}       a change, passed to the service's PATCH /knobs
-//	POST   /api/knobs/reset           every live knob of every service back to its default
+//	POST   /api/knobs/reset           every knob changed at runtime back as the service started
 //	GET    /api/background            the background load's rate per service
 //	PUT    /api/background            {"unbounded": 4, ...}: change it (0 stops it)
 //

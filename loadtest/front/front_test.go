@@ -377,14 +377,18 @@ func TestKnobsBackgroundAndResetGoThroughTheServices(t *testing.T) {
 	if code, body := f.call("POST", "/api/knobs/reset", nil, &reset); code != http.StatusOK {
 		t.Fatalf("reset: %d %s", code, body)
 	}
-	// The services ran with DB_MAX_CONNS=4 and SHUTDOWN_TIMEOUT=2s: both
-	// go to their defaults too, and LIMIT follows DB_MAX_CONNS's.
-	want := map[string]string{"LIMIT_WAIT": "100ms", "DB_DELAY": "0s", "DB_MAX_CONNS": "20", "SHUTDOWN_TIMEOUT": "30s", "LIMIT": "20"}
+	// The services ran with DB_MAX_CONNS=4 and SHUTDOWN_TIMEOUT=2s: those
+	// stay as the services started, the two changed go back to their
+	// defaults, and LIMIT (unset) follows DB_MAX_CONNS.
+	want := map[string]string{"LIMIT_WAIT": "100ms", "DB_DELAY": "0s", "DB_MAX_CONNS": "4", "SHUTDOWN_TIMEOUT": "2s", "LIMIT": "4"}
 	got := f.knobs("semaphore")
 	for k, v := range want {
 		if !knobs.Same(got[k], v) {
-			t.Errorf("semaphore %s after the reset: %q, want the default %q (reset changed %v)", k, got[k], v, reset.Changed)
+			t.Errorf("semaphore %s after the reset: %q, want %q as at start (reset changed %v)", k, got[k], v, reset.Changed)
 		}
+	}
+	if ch := reset.Changed["semaphore"]; len(ch) != 2 || !knobs.Same(ch["LIMIT_WAIT"], "100ms") || !knobs.Same(ch["DB_DELAY"], "0s") {
+		t.Errorf("reset answered %v, want LIMIT_WAIT and DB_DELAY with the values they went back to", ch)
 	}
 	var again struct{ Changed map[string]map[string]string }
 	if f.call("POST", "/api/knobs/reset", nil, &again); len(again.Changed["semaphore"])+len(again.Changed["unbounded"]) != 0 {

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -19,14 +17,6 @@ import (
 // knobWait is how long a reset may take to show in GET /knobs and the
 // knob gauges.
 const knobWait = 15 * time.Second
-
-// knobView is one knob of a service's GET /knobs, as far as the reset
-// reads it; the page gets the service's whole answer.
-type knobView struct {
-	Value   string `json:"value"`
-	Default string `json:"default"`
-	Live    bool   `json:"live"`
-}
 
 // knobsJSON is a service's GET /knobs, as it wrote it.
 func (s *Server) knobsJSON(ctx context.Context, service string) ([]byte, error) {
@@ -97,10 +87,11 @@ func (s *Server) patchKnobs(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(answer)
 }
 
-// resetKnobs puts every live knob of every service back to its default
-// (GET /knobs's "default"; a default that names another knob, as LIMIT's
-// DB_MAX_CONNS, is that knob's default), one PATCH per service, and waits
-// until each shows. It answers what it changed.
+// resetKnobs puts every knob changed at runtime on every service back as
+// the service started (a PATCH of "" each: its environment value or its
+// default, and a knob that follows DB_MAX_CONNS follows it again), one
+// PATCH per service, and waits until each shows. It answers what it
+// changed, with the values they went back to.
 func (s *Server) resetKnobs(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	running, resetting := s.current != nil, s.resetting
@@ -140,41 +131,26 @@ func (s *Server) resetKnobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) resetOne(ctx context.Context, name string) (map[string]string, error) {
-	body, err := s.knobsJSON(ctx, name)
+	c := s.knobClient(name)
+	have, err := c.Knobs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var view map[string]knobView
-	if err := json.Unmarshal(body, &view); err != nil {
-		return nil, fmt.Errorf("GET /knobs: %w", err)
-	}
-	diff := map[string]string{}
-	for _, k := range slices.Sorted(maps.Keys(view)) {
-		v := view[k]
-		if !v.Live {
-			continue
-		}
-		def := v.Default
-		for hops := 0; hops < 4; hops++ { // a default may name a knob whose default names another
-			other, ok := view[def]
-			if !ok {
-				break
-			}
-			def = other.Default
-		}
-		if def == "" {
-			continue
-		}
-		if !knobs.Same(v.Value, def) {
-			diff[k] = def
+	back := map[string]string{}
+	for k, v := range have {
+		if v.Source == "runtime" {
+			back[k] = ""
 		}
 	}
-	if len(diff) == 0 {
-		return diff, nil
+	if len(back) == 0 {
+		return back, nil
 	}
-	c := s.knobClient(name)
-	if err := c.Patch(ctx, diff); err != nil {
+	after, err := c.Patch(ctx, back)
+	if err != nil {
 		return nil, err
 	}
-	return diff, c.Wait(ctx, diff, knobWait)
+	for k := range back {
+		back[k] = after[k].Value
+	}
+	return back, c.Wait(ctx, back, knobWait)
 }

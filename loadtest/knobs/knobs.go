@@ -58,17 +58,37 @@ func (c *Client) client() *http.Client {
 
 func (c *Client) url(path string) string { return strings.TrimRight(c.Admin, "/") + path }
 
+// Knob is one knob as GET /knobs shows it: its value in the environment's
+// syntax, and where the value came from (default, environment or runtime).
+type Knob struct {
+	Value  string
+	Source string
+}
+
 // Get returns every knob's current value, in the environment's syntax.
 func (c *Client) Get(ctx context.Context) (map[string]string, error) {
+	ks, err := c.Knobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vals := map[string]string{}
+	for name, k := range ks {
+		vals[name] = k.Value
+	}
+	return vals, nil
+}
+
+// Knobs returns every knob's current value and source.
+func (c *Client) Knobs(ctx context.Context) (map[string]Knob, error) {
 	body, err := c.GetJSON(ctx)
 	if err != nil {
 		return nil, err
 	}
-	vals, err := decodeValues(body)
+	ks, err := decodeKnobs(body)
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", c.url("/knobs"), err)
 	}
-	return vals, nil
+	return ks, nil
 }
 
 // GetJSON returns GET /knobs's answer as the service wrote it (each knob's
@@ -93,10 +113,11 @@ func (c *Client) GetJSON(ctx context.Context) ([]byte, error) {
 	return body, nil
 }
 
-// decodeValues reads the value of each knob from GET /knobs: an object of
-// knob -> {"value": ...} (or -> value), or a list of {"name": ..., "value":
-// ...}, either possibly under "knobs".
-func decodeValues(body []byte) (map[string]string, error) {
+// decodeKnobs reads each knob's value and source from GET /knobs (or from
+// PATCH /knobs's answer): an object of knob -> {"value": ..., "source": ...}
+// (or -> value), or a list of {"name": ..., "value": ...}, either possibly
+// under "knobs".
+func decodeKnobs(body []byte) (map[string]Knob, error) {
 	var top any
 	if err := json.Unmarshal(body, &top); err != nil {
 		return nil, err
@@ -106,14 +127,19 @@ func decodeValues(body []byte) (map[string]string, error) {
 			top = inner
 		}
 	}
-	out := map[string]string{}
+	of := func(v any) Knob {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return Knob{Value: text(v)}
+		}
+		src, _ := m["source"].(string)
+		return Knob{Value: text(m["value"]), Source: src}
+	}
+	out := map[string]Knob{}
 	switch t := top.(type) {
 	case map[string]any:
 		for name, v := range t {
-			if m, ok := v.(map[string]any); ok {
-				v = m["value"]
-			}
-			out[name] = text(v)
+			out[name] = of(v)
 		}
 	case []any:
 		for _, e := range t {
@@ -128,7 +154,7 @@ func decodeValues(body []byte) (map[string]string, error) {
 			if name == "" {
 				return nil, fmt.Errorf("knob entry %v has no name", e)
 			}
-			out[name] = text(m["value"])
+			out[name] = of(m)
 		}
 	default:
 		return nil, errors.New("want an object or a list of knobs")
@@ -151,15 +177,18 @@ func text(v any) string {
 	return string(b)
 }
 
-// Patch sets the knobs in set, all or none. A refusal is an *Error.
-func (c *Client) Patch(ctx context.Context, set map[string]string) error {
+// Patch sets the knobs in set, all or none, and returns every knob as the
+// service shows it after the change (a knob set to "", back as the service
+// started, with the value that resolved to; a knob that follows another,
+// moved with it). A refusal is an *Error.
+func (c *Client) Patch(ctx context.Context, set map[string]string) (map[string]Knob, error) {
 	b, err := json.Marshal(set)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, c.url("/knobs"), bytes.NewReader(b))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if c.Token != "" {
@@ -167,14 +196,18 @@ func (c *Client) Patch(ctx context.Context, set map[string]string) error {
 	}
 	resp, err := c.client().Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode/100 != 2 {
-		return &Error{Status: resp.StatusCode, Message: string(bytes.TrimSpace(msg))}
+		return nil, &Error{Status: resp.StatusCode, Message: string(bytes.TrimSpace(body))}
 	}
-	return nil
+	ks, err := decodeKnobs(body)
+	if err != nil {
+		return nil, fmt.Errorf("PATCH %s: the answer: %w", c.url("/knobs"), err)
+	}
+	return ks, nil
 }
 
 // ReleaseLeaked hands back every connection LEAK_EVERY kept (POST

@@ -34,7 +34,7 @@ func TestPatchIsAllOrNothingAndRefusalsSayWhy(t *testing.T) {
 		{"no token", &Client{Admin: svc.URL}, map[string]string{"LIMIT": "2"}, http.StatusUnauthorized, "Bearer"},
 		{"wrong token", &Client{Admin: svc.URL, Token: "guess"}, map[string]string{"LIMIT": "2"}, http.StatusForbidden, "token"},
 	} {
-		err := tc.client.Patch(ctx, tc.set)
+		_, err := tc.client.Patch(ctx, tc.set)
 		var ke *Error
 		if !errors.As(err, &ke) || ke.Status != tc.status || !strings.Contains(err.Error(), tc.names) {
 			t.Errorf("%s: Patch = %v, want a %d naming %s", tc.name, err, tc.status, tc.names)
@@ -47,11 +47,26 @@ func TestPatchIsAllOrNothingAndRefusalsSayWhy(t *testing.T) {
 	if got["LIMIT"] != "20" || got["LIMIT_WAIT"] != "100ms" {
 		t.Errorf("after refused PATCHes GET /knobs = %v, want nothing changed", got)
 	}
-	if err := c.Patch(ctx, map[string]string{"LIMIT": "adaptive", "LIMIT_WAIT": "25ms"}); err != nil {
+	after, err := c.Patch(ctx, map[string]string{"LIMIT": "adaptive", "LIMIT_WAIT": "25ms"})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if after["LIMIT"] != (Knob{"adaptive", "runtime"}) || after["LIMIT_WAIT"] != (Knob{"25ms", "runtime"}) {
+		t.Errorf("PATCH answered %v, want both as set, from runtime", after)
 	}
 	if got, _ := c.Get(ctx); got["LIMIT"] != "adaptive" || got["LIMIT_WAIT"] != "25ms" {
 		t.Errorf("after PATCH GET /knobs = %v", got)
+	}
+	// "" puts a knob back as the service started, and says so.
+	after, err = c.Patch(ctx, map[string]string{"LIMIT": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after["LIMIT"] != (Knob{"20", "environment"}) {
+		t.Errorf(`LIMIT="" answered %v, want 20 from the environment`, after["LIMIT"])
+	}
+	if ks, _ := c.Knobs(ctx); ks["LIMIT"] != (Knob{"20", "environment"}) || ks["LIMIT_WAIT"].Source != "runtime" {
+		t.Errorf("GET /knobs after the reset = %v", ks)
 	}
 }
 
@@ -62,7 +77,7 @@ func TestWaitReturnsOnceTheGaugeShowsTheValue(t *testing.T) {
 	ctx := context.Background()
 	c := &Client{Admin: svc.URL, Token: "secret"}
 	want := map[string]string{"DB_MAX_CONNS": "5", "REQUEST_TIMEOUT": "2s"}
-	if err := c.Patch(ctx, want); err != nil {
+	if _, err := c.Patch(ctx, want); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Wait(ctx, want, 5*time.Second); err != nil {
@@ -78,7 +93,7 @@ func TestWaitReturnsOnceTheGaugeShowsTheValue(t *testing.T) {
 
 	svc.GaugeLag = time.Hour // the gauge never follows
 	want = map[string]string{"DB_MAX_CONNS": "7"}
-	if err := c.Patch(ctx, want); err != nil {
+	if _, err := c.Patch(ctx, want); err != nil {
 		t.Fatal(err)
 	}
 	err = c.Wait(ctx, want, 300*time.Millisecond)
@@ -87,15 +102,15 @@ func TestWaitReturnsOnceTheGaugeShowsTheValue(t *testing.T) {
 	}
 }
 
-func TestDecodeValuesReadsAnObjectOrAList(t *testing.T) {
+func TestDecodeKnobsReadsAnObjectOrAList(t *testing.T) {
 	for _, body := range []string{
-		`{"LIMIT":{"value":"20","default":"","live":true},"LIMIT_WAIT":{"value":"100ms"}}`,
+		`{"LIMIT":{"value":"20","default":"","live":true,"source":"default"},"LIMIT_WAIT":{"value":"100ms"}}`,
 		`{"knobs":[{"name":"LIMIT","value":"20"},{"name":"LIMIT_WAIT","value":"100ms"}]}`,
 		`[{"knob":"LIMIT","value":20},{"knob":"LIMIT_WAIT","value":"100ms"}]`,
 	} {
-		got, err := decodeValues([]byte(body))
-		if err != nil || got["LIMIT"] != "20" || got["LIMIT_WAIT"] != "100ms" || len(got) != 2 {
-			t.Errorf("decodeValues(%s) = %v, %v", body, got, err)
+		got, err := decodeKnobs([]byte(body))
+		if err != nil || got["LIMIT"].Value != "20" || got["LIMIT_WAIT"].Value != "100ms" || len(got) != 2 {
+			t.Errorf("decodeKnobs(%s) = %v, %v", body, got, err)
 		}
 	}
 }

@@ -100,12 +100,17 @@ func labScenario(t *testing.T, edit func(*Scenario)) Scenario {
 	return s
 }
 
-// checkRestored fails unless every knob is back at its initial value.
+// checkRestored fails unless every knob is back at its initial value, and
+// as the service started (a knob put back by value would no longer follow
+// DB_MAX_CONNS).
 func (f *labFixture) checkRestored(t *testing.T) {
 	t.Helper()
 	for name, svc := range f.svcs {
 		if got := svc.Values(); !maps.Equal(got, f.initial[name]) {
 			t.Errorf("%s: knobs after the run = %v, want them restored to %v", name, got, f.initial[name])
+		}
+		if rt := svc.Runtime(); len(rt) > 0 {
+			t.Errorf("%s: %v left as set at runtime, want them back as the service started", name, rt)
 		}
 	}
 }

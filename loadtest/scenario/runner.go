@@ -221,7 +221,7 @@ func (r *Runner) setKnobs(ctx context.Context, target string, running *lab.Lab, 
 	}
 	for _, svc := range running.Services {
 		c := &knobs.Client{Admin: svc.AdminURL, Token: localToken}
-		if err := c.Patch(ctx, set); err != nil {
+		if _, err := c.Patch(ctx, set); err != nil {
 			return fmt.Errorf("%s: %w", svc.Name, err)
 		}
 		if err := c.Wait(ctx, set, knobWait); err != nil {

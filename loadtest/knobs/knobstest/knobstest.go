@@ -3,7 +3,9 @@
 // (docs/lab-scenarios.md: all or nothing, 400 for a bad value or an unknown
 // knob, 401 without and 403 with a wrong token, 409 for a restart-only
 // knob), the gauge orderlab_knob_value{knob} on /metrics (set GaugeLag after
-// each change, so that a client must wait for it), and answers every other
+// each change, so that a client must wait for it), a value of "" puts a
+// knob back as it started (source environment; the fake has no defaults
+// and no knob that follows another), and answers every other
 // path at once with 200 (201 for POST), as a stand-in for the API.
 package knobstest
 
@@ -33,7 +35,9 @@ type Service struct {
 
 	srv      *httptest.Server
 	mu       sync.Mutex
+	start    map[string]string // as the service started: "" puts a knob back to it
 	values   map[string]string
+	runtime  map[string]bool // set through PATCH (source runtime), not as at start
 	gauges   map[string]float64
 	patches  []map[string]string
 	released int
@@ -44,7 +48,8 @@ type Service struct {
 
 // New starts a service with these knobs and values; Close stops it.
 func New(token string, values map[string]string) *Service {
-	s := &Service{Token: token, values: maps.Clone(values), gauges: map[string]float64{}}
+	s := &Service{Token: token, start: maps.Clone(values), values: maps.Clone(values),
+		runtime: map[string]bool{}, gauges: map[string]float64{}}
 	for k, v := range values {
 		if n, ok := number(v); ok {
 			s.gauges[k] = n
@@ -63,6 +68,21 @@ func (s *Service) Values() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return maps.Clone(s.values)
+}
+
+// Runtime names the knobs whose value was set through PATCH (GET /knobs's
+// source runtime) and not put back with "".
+func (s *Service) Runtime() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k, rt := range s.runtime {
+		if rt {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Patches returns the PATCHes applied, in order.
@@ -110,13 +130,23 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) get(w http.ResponseWriter) {
 	s.mu.Lock()
-	out := map[string]any{}
-	for k, v := range s.values {
-		out[k] = map[string]any{"value": v, "live": !Restart[k]}
-	}
+	out := s.view()
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// view is every knob as GET /knobs shows it; the caller holds the lock.
+func (s *Service) view() map[string]any {
+	out := map[string]any{}
+	for k, v := range s.values {
+		src := "environment"
+		if s.runtime[k] {
+			src = "runtime"
+		}
+		out[k] = map[string]any{"value": v, "live": !Restart[k], "source": src}
+	}
+	return out
 }
 
 func (s *Service) patch(w http.ResponseWriter, r *http.Request) {
@@ -157,8 +187,11 @@ func (s *Service) patch(w http.ResponseWriter, r *http.Request) {
 	s.patches = append(s.patches, maps.Clone(set))
 	gauges := map[string]float64{}
 	for k, v := range set {
-		s.values[k] = v
-		if n, ok := number(v); ok {
+		s.values[k], s.runtime[k] = v, true
+		if v == "" { // back as at start
+			s.values[k], s.runtime[k] = s.start[k], false
+		}
+		if n, ok := number(s.values[k]); ok {
 			gauges[k] = n
 		}
 	}
@@ -172,7 +205,8 @@ func (s *Service) patch(w http.ResponseWriter, r *http.Request) {
 	} else {
 		maps.Copy(s.gauges, gauges)
 	}
-	w.WriteHeader(http.StatusOK)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"knobs": s.view()})
 }
 
 func (s *Service) metrics(w http.ResponseWriter) {
@@ -188,8 +222,8 @@ func (s *Service) metrics(w http.ResponseWriter) {
 }
 
 // valid: a new value must be of the old one's kind (a whole number, a
-// duration); a limit may also be "adaptive"; empty is the default, as in
-// the environment.
+// duration); a limit may also be "adaptive"; empty puts the knob back as
+// at start.
 func valid(old, v string) bool {
 	if v == "" {
 		return true
