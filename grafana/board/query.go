@@ -62,6 +62,13 @@ func quantile(phi, metric, by, legend string, matchers ...string) *prometheus.Da
 	return query("histogram_quantile("+phi+", "+agg+" ("+rate(sel(metric, matchers...))+"))", legend)
 }
 
+// classicQuantile is histogram_quantile over a classic histogram's
+// _bucket series (the Go runtime's histograms have no native form), per
+// value of by.
+func classicQuantile(phi, metric, by, legend string) *prometheus.DataqueryBuilder {
+	return query("histogram_quantile("+phi+", "+sumBy(by+", le", rate(sel(metric+"_bucket")))+")", legend)
+}
+
 // query is a range query with a legend.
 func query(expr, legend string) *prometheus.DataqueryBuilder {
 	q := prometheus.NewDataqueryBuilder().

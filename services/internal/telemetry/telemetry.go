@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
@@ -28,14 +29,25 @@ func NewLogger(w io.Writer, level slog.Leveler, service string) *slog.Logger {
 }
 
 // NewRegistry returns a non-global registry with the Go runtime and process
-// collectors (goroutines, OS threads, heap, RSS, open files).
+// collectors (goroutines, OS threads, heap, RSS, open files) and the
+// scheduler's own view (schedulerMetrics).
 func NewRegistry() *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
-		collectors.NewGoCollector(),
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(schedulerMetrics)),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
 	return reg
+}
+
+// schedulerMetrics are the runtime/metrics of Go's scheduler that the
+// default Go collector leaves out: how long runnable goroutines wait for a
+// thread to run on (go_sched_latencies_seconds: CPU contention, measured
+// rather than guessed), and goroutines by state (go_sched_goroutines_*:
+// runnable, running, waiting, and not-in-go, in a system call or cgo,
+// which is what holds an OS thread: os-thread-pinning).
+var schedulerMetrics = collectors.GoRuntimeMetricsRule{
+	Matcher: regexp.MustCompile(`^/sched/(latencies:seconds|goroutines/(runnable|running|waiting|not-in-go):goroutines)$`),
 }
 
 // Propagator is the W3C trace-context and baggage propagator every service uses.
