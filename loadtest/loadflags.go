@@ -188,11 +188,10 @@ func (f *loadFlags) attackConfig(set map[string]bool) (attack.Config, error) {
 		if set["d"] && f.d == 0 && f.n == 0 {
 			return cfg, usagef("d", "must be positive unless -n is given")
 		}
-		switch p := attack.RetryPolicy(f.retry); p {
-		case attack.RetryNone, attack.RetryImmediate, attack.RetryHonor:
+		if p := attack.RetryPolicy(f.retry); slices.Contains(attack.RetryPolicies, p) {
 			cfg.Retry = p
-		default:
-			return cfg, usagef("retry", "%q: want none, immediate or honor", f.retry)
+		} else {
+			return cfg, usagef("retry", "%q: want one of %v", f.retry, attack.RetryPolicies)
 		}
 		if f.retryWait < 0 {
 			return cfg, usagef("retry-max-wait", "must not be negative")

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
 )
 
 // SpareFiles is how many open files a run needs besides its connections:
@@ -30,6 +32,9 @@ type Attack struct {
 	// sent (closed and open runs with a Duration); zero: no end. Set before
 	// the workers start.
 	sendUntil time.Time
+	// The run's shared client policy, under RetryBudget or RetryThrottle.
+	budget    permits
+	throttler adaptivethrottler.AdaptiveThrottler[int]
 	sent      atomic.Int64
 	answered  atomic.Int64
 	errs      atomic.Int64
@@ -65,7 +70,18 @@ func New(cfg Config) (*Attack, error) {
 	for i := range groups {
 		groups[i] = newRecorder()
 	}
-	return &Attack{cfg: cfg, url: u, srcs: srcs, groups: groups, runID: rand.Uint64(), scratch: NewResult()}, nil
+	a := &Attack{cfg: cfg, url: u, srcs: srcs, groups: groups, runID: rand.Uint64(), scratch: NewResult()}
+	switch cfg.Retry {
+	case RetryBudget:
+		b, err := newRetryBudget()
+		if err != nil {
+			return nil, err
+		}
+		a.budget = b
+	case RetryThrottle:
+		a.throttler = newThrottler()
+	}
+	return a, nil
 }
 
 // resolveLiteral returns host's address when it is an IP literal or localhost.
@@ -270,23 +286,42 @@ func appendHex(b []byte, v uint64) []byte {
 
 // fire sends one request that was due at due and records the outcome into
 // rec. Refused connections are retried up to Config.Retries times, and so
-// are 429 and 503 answers when Config.Retry says so, as long as the retry
-// falls within the run's window; the outcome is the final attempt's, its
-// latency runs from the first attempt.
+// are 429 and 503 answers and attempts the client's throttler refused when
+// Config.Retry says so, as long as the retry falls within the run's window
+// (and, under RetryBudget, the budget allows); the outcome is the final
+// attempt's, its latency runs from the first attempt.
 //
 // ready is when the generator meant to send it, for its lateness (zero: not
 // recorded); see outcome.
 func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, late bool) {
 	w.prepare()
 	o := outcome{due: due, ready: ready, late: late}
+	b := w.a.budget
+	if b != nil {
+		b.RecordExecution()
+		defer b.ReleaseExecution()
+	}
+	budgeted := false // this attempt holds a permit of the retry budget
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		if attempt == 0 {
 			o.sent = sent
 		}
 		var resp Response
-		resp, o.err = w.client.Do(&w.req)
+		if t := w.a.throttler; t != nil && !t.TryAcquirePermit() {
+			resp, o.err = Response{}, errThrottled
+			o.throttled++
+		} else {
+			resp, o.err = w.client.Do(&w.req)
+			if t != nil {
+				t.RecordResult(resp.Status)
+			}
+		}
 		o.status = resp.Status
+		if budgeted {
+			b.ReleasePermit()
+			budgeted = false
+		}
 		if attempt >= w.a.cfg.Retries || ctx.Err() != nil {
 			break
 		}
@@ -294,10 +329,19 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, 
 		if !again || (!w.a.sendUntil.IsZero() && time.Now().Add(wait).After(w.a.sendUntil)) {
 			break // no retry, or none before the run's window closes
 		}
-		o.retries++
 		if !w.sleep(ctx, wait) {
 			break
 		}
+		// As failsafe-go's retry policy does: a rejection is retried only
+		// with a permit of the budget, held for the retry's attempt.
+		if b != nil && o.err == nil {
+			if !b.TryAcquirePermit() {
+				o.overBudget = true
+				break // the budget is spent: the rejection stands
+			}
+			budgeted = true
+		}
+		o.retries++
 	}
 	o.done = time.Now()
 	w.answered = o.done
@@ -324,17 +368,19 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, 
 }
 
 // retryWait says whether an attempt's outcome is sent again, and after how
-// long: a refused connection after a jittered backoff; a 429 or 503 as
-// Config.Retry says.
+// long: a refused connection, or an attempt its client's throttler refused,
+// after a jittered backoff; a 429 or 503 as Config.Retry says.
 func (w *worker) retryWait(resp Response, err error, attempt int) (time.Duration, bool) {
-	if err != nil {
+	switch {
+	case err == errThrottled:
+		return throttledWait(w, attempt), true
+	case err != nil:
 		return backoff(w.rng, attempt), Classify(err) == ErrRefused
-	}
-	if !IsRejection(resp.Status) {
+	case !IsRejection(resp.Status):
 		return 0, false
 	}
 	switch w.a.cfg.Retry {
-	case RetryImmediate:
+	case RetryImmediate, RetryBudget, RetryThrottle:
 		return 0, true
 	case RetryHonor:
 		return honor(w.rng, resp.RetryAfter, attempt, w.a.cfg.RetryMaxWait), true

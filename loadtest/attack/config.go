@@ -3,6 +3,7 @@ package attack
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -45,7 +46,22 @@ const (
 	// RetryMaxWait, then sends the same request again, up to Retries times.
 	// Without a Retry-After it backs off exponentially with full jitter.
 	RetryHonor RetryPolicy = "honor"
+	// RetryBudget sends a 429 or 503 again at once, as RetryImmediate does,
+	// but only while the run's retry budget allows (failsafe-go's budget:
+	// retries at most RetryBudgetRate of the requests in flight); beyond
+	// it the rejection stands.
+	RetryBudget RetryPolicy = "budget"
+	// RetryThrottle puts every attempt through the run's adaptive throttler
+	// (failsafe-go's, the Google SRE book's client-side throttling): once
+	// the server accepts too few of the recent requests, attempts are
+	// refused in the client, unsent, with a rising probability, and tried
+	// again after a full-jitter backoff; a 429 or 503 is sent again at once
+	// through the throttler. Up to Retries times either way.
+	RetryThrottle RetryPolicy = "throttle"
 )
+
+// RetryPolicies lists every policy, in the order the docs give them.
+var RetryPolicies = []RetryPolicy{RetryNone, RetryImmediate, RetryHonor, RetryBudget, RetryThrottle}
 
 // Config describes one run against one target.
 type Config struct {
@@ -67,8 +83,9 @@ type Config struct {
 	// still waiting for a connection are sent for at most Timeout after it.
 	Timeout time.Duration
 	// Retries is the most times one request is sent again: after a
-	// refused connection (with jittered backoff), and after a 429 or 503
-	// when Retry is RetryImmediate or RetryHonor. Its latency runs from the
+	// refused connection (with jittered backoff), after a 429 or 503 under
+	// a Retry other than RetryNone, and after its client's throttler
+	// refused it (RetryThrottle). Its latency runs from the
 	// first attempt's intended send time to the final answer.
 	Retries int
 	// Retry is what a worker does with a 429 or 503 answer; "" is RetryNone.
@@ -115,10 +132,8 @@ func (c Config) Validate() error {
 	if c.Requests < 0 || c.Duration < 0 || c.Timeout < 0 || c.Retries < 0 || c.RetryMaxWait < 0 {
 		return errors.New("requests, duration, timeout, retries and the retry wait must not be negative")
 	}
-	switch c.Retry {
-	case "", RetryNone, RetryImmediate, RetryHonor:
-	default:
-		return fmt.Errorf("retry %q: want %s, %s or %s", c.Retry, RetryNone, RetryImmediate, RetryHonor)
+	if c.Retry != "" && !slices.Contains(RetryPolicies, c.Retry) {
+		return fmt.Errorf("retry %q: want one of %v", c.Retry, RetryPolicies)
 	}
 	if c.Mode == ModeOpen && c.Pacer == nil {
 		return errors.New("an open run needs a pacer")

@@ -14,14 +14,15 @@ type ErrClass int
 
 // The error classes, in report order.
 const (
-	ErrRefused ErrClass = iota // nothing listened: ECONNREFUSED
-	ErrReset                   // the peer dropped the connection: ECONNRESET, EPIPE, early EOF
-	ErrTimeout                 // the request timeout or a dial timeout expired
-	ErrOther                   // anything else
+	ErrRefused   ErrClass = iota // nothing listened: ECONNREFUSED
+	ErrReset                     // the peer dropped the connection: ECONNRESET, EPIPE, early EOF
+	ErrTimeout                   // the request timeout or a dial timeout expired
+	ErrOther                     // anything else
+	ErrThrottled                 // not sent: the client's adaptive throttler refused it (RetryThrottle)
 )
 
 // ErrClasses lists every class, in report order.
-var ErrClasses = [...]ErrClass{ErrRefused, ErrReset, ErrTimeout, ErrOther}
+var ErrClasses = [...]ErrClass{ErrRefused, ErrReset, ErrTimeout, ErrOther, ErrThrottled}
 
 // String returns the class's report name.
 func (c ErrClass) String() string {
@@ -32,6 +33,8 @@ func (c ErrClass) String() string {
 		return "reset"
 	case ErrTimeout:
 		return "timeout"
+	case ErrThrottled:
+		return "throttled"
 	default:
 		return "other"
 	}
@@ -41,6 +44,8 @@ func (c ErrClass) String() string {
 func Classify(err error) ErrClass {
 	var ne net.Error
 	switch {
+	case errors.Is(err, errThrottled):
+		return ErrThrottled
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return ErrRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),

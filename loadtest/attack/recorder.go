@@ -59,6 +59,11 @@ type outcome struct {
 	late     bool // the request was due before a worker was free to send it
 	canceled bool // the run was canceled while the request was in flight
 	retries  int  // attempts before this outcome's final one: refused connections, and 429/503 answers with a retry policy
+	// throttled counts this request's attempts that its client's throttler
+	// refused (RetryThrottle): never sent, among the retries but the last.
+	throttled int
+	// overBudget: a 429/503 not sent again because the retry budget was spent (RetryBudget).
+	overBudget bool
 }
 
 func (r *recorder) add(o outcome) {
@@ -66,6 +71,10 @@ func (r *recorder) add(o outcome) {
 	defer r.mu.Unlock()
 	res := r.res
 	res.Retries += int64(o.retries)
+	res.Throttled += int64(o.throttled)
+	if o.overBudget {
+		res.OverBudget++
+	}
 	if o.canceled {
 		res.Canceled++
 		return

@@ -20,6 +20,10 @@ type Result struct {
 	Unsent   int64 // open: requests due within the run that were never sent, not even in the drain after it
 	Retries  int64 // requests sent again: after a refused connection, or a 429/503 under a retry policy
 	Canceled int64 // requests abandoned because the run was canceled
+	// Throttled counts attempts the client's own adaptive throttler
+	// refused, never sent (RetryThrottle); OverBudget, rejections not sent
+	// again because the retry budget was spent (RetryBudget).
+	Throttled, OverBudget int64
 
 	// Latency from the intended send time (corrected) and from the actual
 	// send time (uncorrected). In closed and burst runs the intended time
@@ -71,6 +75,8 @@ func (r *Result) Merge(o *Result) {
 	r.Unsent += o.Unsent
 	r.Retries += o.Retries
 	r.Canceled += o.Canceled
+	r.Throttled += o.Throttled
+	r.OverBudget += o.OverBudget
 	r.WarmupErrors += o.WarmupErrors
 	for k, v := range o.Status {
 		r.Status[k] += v
@@ -104,8 +110,9 @@ func (r *Result) ErrorCount() int64 {
 	return n
 }
 
-// Attempts returns how many times requests were sent, retries included.
-func (r *Result) Attempts() int64 { return r.Sent + r.Retries }
+// Attempts returns how many times requests were sent, retries included
+// (attempts the client's throttler refused were not sent).
+func (r *Result) Attempts() int64 { return r.Sent + r.Retries - r.Throttled }
 
 // Throughput returns answers per second over the run.
 func (r *Result) Throughput() float64 {

@@ -20,11 +20,15 @@ func WriteDetail(w io.Writer, r Run) error {
 	p.f("  status    %s\n", statuses(r.Status))
 	p.f("  errors    refused %d  reset %d  timeout %d  other %d\n",
 		r.ErrorClasses["refused"], r.ErrorClasses["reset"], r.ErrorClasses["timeout"], r.ErrorClasses["other"])
+	if r.Throttled > 0 || r.OverBudget > 0 {
+		p.f("  client    %d attempts refused by its own throttler (never sent, %d requests ended so), %d rejections not retried (retry budget spent)\n",
+			r.Throttled, r.ErrorClasses["throttled"], r.OverBudget)
+	}
 	if s.Mode == "open" {
 		p.f("  schedule  late %d (due while every connection was busy)  unsent %d (due but never sent; counted as errors)\n", r.Late, r.Unsent)
 	}
 	if r.Retries > 0 || r.WarmupErrors > 0 || r.Canceled > 0 {
-		p.f("  also      %d refused connections retried, %d warm-up errors, %d canceled\n", r.Retries, r.WarmupErrors, r.Canceled)
+		p.f("  also      %d requests sent again, %d warm-up errors, %d canceled\n", r.Retries, r.WarmupErrors, r.Canceled)
 	}
 	if r.ClientCPUSeconds > 0 {
 		p.f("  client    %.2f CPU-seconds, %.0f requests per CPU-second\n", r.ClientCPUSeconds, float64(r.Sent)/r.ClientCPUSeconds)

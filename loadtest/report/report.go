@@ -63,7 +63,7 @@ type Settings struct {
 	Shard           string  `json:"shard,omitempty"` // open: "i/n", generator i's share of the schedule; Rate, RampFrom and Requests are the whole schedule's
 	TimeoutSeconds  float64 `json:"timeout_seconds"`
 	Retries         int     `json:"retries,omitempty"`
-	Retry           string  `json:"retry,omitempty"` // what a client did with a 429/503: none, immediate, honor
+	Retry           string  `json:"retry,omitempty"` // what a client did with a 429/503: none, immediate, honor, budget, throttle
 	RetryMaxWait    float64 `json:"retry_max_wait_seconds,omitempty"`
 	Warmup          bool    `json:"warmup,omitempty"`
 	Client          string  `json:"client"`
@@ -124,6 +124,8 @@ type Run struct {
 	Late               int64            `json:"late"`           // open: due while every connection was busy, unsent included
 	Unsent             int64            `json:"unsent"`         // open: due within the run, still unsent -timeout after it
 	Retries            int64            `json:"retries"`
+	Throttled          int64            `json:"throttled,omitempty"`   // attempts the client's throttler refused, never sent (-retry throttle)
+	OverBudget         int64            `json:"over_budget,omitempty"` // rejections not retried: the retry budget was spent (-retry budget)
 	Canceled           int64            `json:"canceled"`
 	WarmupErrors       int64            `json:"warmup_errors"`
 	Latency            Latencies        `json:"latency"`
@@ -201,6 +203,8 @@ func FromResult(name, url string, cfg attack.Config, res *attack.Result, series 
 		Late:           res.Late,
 		Unsent:         res.Unsent,
 		Retries:        res.Retries,
+		Throttled:      res.Throttled,
+		OverBudget:     res.OverBudget,
 		Canceled:       res.Canceled,
 		WarmupErrors:   res.WarmupErrors,
 	}
@@ -269,6 +273,7 @@ func (r Run) Result() (*attack.Result, error) {
 	res.Started = r.StartedAt
 	res.Elapsed = time.Duration(r.ElapsedSeconds * float64(time.Second))
 	res.Sent, res.Late, res.Unsent, res.Retries, res.Canceled, res.WarmupErrors = r.Sent, r.Late, r.Unsent, r.Retries, r.Canceled, r.WarmupErrors
+	res.Throttled, res.OverBudget = r.Throttled, r.OverBudget
 	for k, v := range r.Status {
 		code, err := strconv.Atoi(k)
 		if err != nil {

@@ -243,6 +243,10 @@ func describe(p Phase) string {
 		shape += ", a 429/503 resent at once"
 	case "honor":
 		shape += ", a 429/503 resent after its Retry-After"
+	case "budget":
+		shape += ", a 429/503 resent at once within a retry budget"
+	case "throttle":
+		shape += ", attempts through an adaptive client-side throttler"
 	}
 	s := fmt.Sprintf("%s %s, %s", cmp.Or(p.Request.Method, "GET"), p.Request.Path, shape)
 	if len(p.Env) > 0 {

@@ -176,10 +176,8 @@ func (p Phase) validate(where string) []error {
 	default:
 		bad("load.mode %q: want burst, closed, open or idle", l.Mode)
 	}
-	switch attack.RetryPolicy(l.Retry) {
-	case "", attack.RetryNone, attack.RetryImmediate, attack.RetryHonor:
-	default:
-		bad("load.retry %q: want none, immediate or honor", l.Retry)
+	if l.Retry != "" && !slices.Contains(attack.RetryPolicies, attack.RetryPolicy(l.Retry)) {
+		bad("load.retry %q: want one of %v", l.Retry, attack.RetryPolicies)
 	}
 	if l.Retry != "" && l.Mode == "burst" {
 		bad("load.retry: not for a burst, which measures one round")
