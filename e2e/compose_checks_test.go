@@ -4,6 +4,7 @@ package e2e
 // helpers to read a service.
 
 import (
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -39,8 +40,8 @@ func checkImage(t *testing.T, s types.ServiceConfig) {
 		}
 		return
 	}
-	if strings.Contains(s.Image, "@sha256:") {
-		return
+	if strings.Contains(s.Image, "@sha256:") || s.PullPolicy == types.PullPolicyNever {
+		return // pinned by digest, or built by another service (checkOneBuildPerImage)
 	}
 	if tag := imageTag(s.Image); !pinnedTag.MatchString(tag) {
 		t.Errorf("image %q is not pinned to a version", s.Image)
@@ -171,8 +172,8 @@ func checkFront(t *testing.T, project *types.Project) {
 	if cmd := strings.Join(s.Command, " "); cmd != "front -listen=:8080 -allow-remote" {
 		t.Errorf("front: command %q, want front -listen=:8080 -allow-remote", cmd)
 	}
-	if s.Build == nil || s.Build.Args["SERVICE"] == nil || *s.Build.Args["SERVICE"] != "loadtest" {
-		t.Errorf("front: want the loadtest image (build arg SERVICE=loadtest)")
+	if !runsLoadtestImage(project, s) {
+		t.Errorf("front: want the loadtest image (built with build arg SERVICE=loadtest)")
 	}
 	published := false
 	for _, p := range s.Ports {
@@ -222,4 +223,53 @@ func checkFront(t *testing.T, project *types.Project) {
 	if bg := strings.Join(project.Services["background"].Command, " "); !strings.Contains(bg, "-listen=:9090") {
 		t.Errorf("background: command %q, want -listen=:9090, where the front page changes its rate (http://background:9090)", bg)
 	}
+}
+
+// checkOneBuildPerImage: each image compose builds has one build section.
+// Two builds of one tag race (the last one wins the tag), so `up --build`
+// with nothing changed recreates the services that run it. A service that
+// runs a built image by tag never pulls it: it is in no registry.
+func checkOneBuildPerImage(t *testing.T, project *types.Project) {
+	t.Helper()
+	builders := map[string][]string{}
+	for _, name := range slices.Sorted(maps.Keys(project.Services)) {
+		if s := project.Services[name]; s.Build != nil {
+			builders[s.Image] = append(builders[s.Image], name)
+		}
+	}
+	for image, names := range builders {
+		if len(names) > 1 {
+			t.Errorf("image %s is built by %d services (%s): build it in one, run it by tag in the others",
+				image, len(names), strings.Join(names, ", "))
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(project.Services)) {
+		s := project.Services[name]
+		if s.Build == nil && s.PullPolicy == types.PullPolicyNever && builders[s.Image] == nil {
+			t.Errorf("%s: pull_policy never, but no service builds %s", name, s.Image)
+		}
+		if s.Build != nil || builders[s.Image] == nil {
+			continue
+		}
+		if s.PullPolicy != types.PullPolicyNever {
+			t.Errorf("%s: runs %s, which %s builds, with pull_policy %q: want never", name, s.Image, builders[s.Image][0], s.PullPolicy)
+		}
+	}
+}
+
+// runsLoadtestImage says whether s runs the loadtest image: it builds it
+// (build arg SERVICE=loadtest), or runs by tag the image a service builds so.
+func runsLoadtestImage(project *types.Project, s types.ServiceConfig) bool {
+	isLoadtest := func(s types.ServiceConfig) bool {
+		return s.Build != nil && s.Build.Args["SERVICE"] != nil && *s.Build.Args["SERVICE"] == "loadtest"
+	}
+	if isLoadtest(s) {
+		return true
+	}
+	for _, b := range project.Services {
+		if isLoadtest(b) && b.Image == s.Image {
+			return true
+		}
+	}
+	return false
 }

@@ -175,7 +175,16 @@ func TestCompose(t *testing.T) {
 		if env(s, "ADMIN_TOKEN") == "" {
 			t.Error("loadtest: no ADMIN_TOKEN: scenario -lab cannot change the services' knobs")
 		}
+		// `docker compose run` starts a service's dependencies, and
+		// recreates those whose configuration differs from the running
+		// ones: a lab started with LAB_DATABASE_URL (the dbproxy and
+		// pgbouncer profiles) would be put back on postgres:5432.
+		if len(s.DependsOn) > 0 {
+			t.Errorf("loadtest: depends_on %v: `docker compose run --rm loadtest` would recreate them", slices.Sorted(maps.Keys(s.DependsOn)))
+		}
 	})
+
+	t.Run("one build per image", func(t *testing.T) { checkOneBuildPerImage(t, project) })
 
 	t.Run("front", func(t *testing.T) { checkFront(t, project) })
 

@@ -31,7 +31,7 @@ func startBackground(t *testing.T, project *types.Project, bins string, services
 	if !ok {
 		t.Fatal("compose.yaml: no background service")
 	}
-	if svc.Build == nil || svc.Build.Args["SERVICE"] == nil || *svc.Build.Args["SERVICE"] != "loadtest" {
+	if !runsLoadtestImage(project, svc) {
 		t.Fatal("compose.yaml: background must be the loadtest image (build arg SERVICE=loadtest)")
 	}
 	addrs, err := proc.LoopbackAddrs(1)

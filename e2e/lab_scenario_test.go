@@ -43,7 +43,7 @@ type labProxy struct {
 func startDBProxy(t *testing.T, project *types.Project, bins, dbURL string) (labProxy, string) {
 	t.Helper()
 	svc, ok := project.Services["dbproxy"]
-	if !ok || svc.Build == nil || svc.Build.Args["SERVICE"] == nil || *svc.Build.Args["SERVICE"] != "loadtest" {
+	if !ok || !runsLoadtestImage(project, svc) {
 		t.Fatal("compose.yaml: want a dbproxy service of the loadtest image (build arg SERVICE=loadtest)")
 	}
 	addrs, err := proc.LoopbackAddrs(2)
