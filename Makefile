@@ -12,6 +12,8 @@ export GOBIN := $(BIN)
 export PATH  := $(BIN):$(PATH)
 
 PROMETHEUS_VERSION ?= v0.316.0
+# postgres_exporter: the same version as compose's prometheuscommunity/postgres-exporter image.
+POSTGRES_EXPORTER_VERSION ?= v0.17.1
 STATICCHECK_VERSION ?= v0.8.2
 GOVULNCHECK_VERSION ?= v1.9.0
 VEGETA_VERSION ?= v12.13.0
@@ -38,6 +40,16 @@ $(BIN)/promtool $(BIN)/prometheus &:
 	$(GO) install -tags '$(PROMETHEUS_TAGS)' -ldflags='-s -w' \
 		github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION) \
 		github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION)
+# postgres_exporter (the database's own view: the board's "Postgres server"
+# row). `go install mod@version` is refused for it (the proxy does not list
+# the module's versions), so it builds from the downloaded module, in a
+# writable copy under .cache; -trimpath keeps the build cache valid for
+# every clone.
+PGEXP_SRC := $(CURDIR)/.cache/src/postgres_exporter@$(POSTGRES_EXPORTER_VERSION)
+$(BIN)/postgres_exporter:
+	@set -e; src=$$($(GO) mod download -json github.com/prometheus-community/postgres_exporter@$(POSTGRES_EXPORTER_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
+	rm -rf $(PGEXP_SRC); mkdir -p $(dir $(PGEXP_SRC)); cp -r "$$src" $(PGEXP_SRC); chmod -R u+w $(PGEXP_SRC); \
+	cd $(PGEXP_SRC) && $(GO) build -trimpath -ldflags='-s -w -X github.com/prometheus/common/version.Version=$(POSTGRES_EXPORTER_VERSION:v%=%)' -o $@ ./cmd/postgres_exporter
 $(BIN)/staticcheck:
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 $(BIN)/govulncheck:
@@ -66,7 +78,7 @@ vulncheck: $(BIN)/govulncheck ## govulncheck (online DB, or an offline snapshot 
 	fi
 
 .PHONY: tools
-tools: $(BIN)/promtool $(BIN)/prometheus ## install promtool and prometheus into ./bin
+tools: $(BIN)/promtool $(BIN)/prometheus $(BIN)/postgres_exporter ## install promtool, prometheus and postgres_exporter into ./bin
 
 # The scenario report test renders its HTML in headless Chromium (Debian's
 # chromium package). As root, install it; otherwise say how.
@@ -104,9 +116,9 @@ pgcheck:
 # -exec true), then the tests run on the warm cache.
 .PHONY: test
 test: chromium pgbouncer pgcheck ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
-	@$(MAKE) --no-print-directory -j3 $(BIN)/promtool $(BIN)/prometheus test-build vet
+	@$(MAKE) --no-print-directory -j3 $(BIN)/promtool $(BIN)/prometheus $(BIN)/postgres_exporter test-build vet
 	@$(MAKE) --no-print-directory rules-test
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus $(GO) test -race -count=1 -timeout 20m ./...
+	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter $(GO) test -race -count=1 -timeout 20m ./...
 
 .PHONY: vet test-build
 vet:
@@ -246,8 +258,8 @@ rules-test: $(BIN)/promtool ## promtool check config (compose and Kubernetes) an
 JAEGER ?=
 
 .PHONY: e2e
-e2e: $(BIN)/prometheus rules-test ## the lab without Docker: compose check, services + Prometheus + load, every panel query, alerts, traces
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus JAEGER=$(JAEGER) $(GO) test -count=1 -v -timeout 10m ./e2e/ ./grafana/...
+e2e: $(BIN)/prometheus $(BIN)/postgres_exporter rules-test ## the lab without Docker: compose check, services + Prometheus + load, every panel query, alerts, traces
+	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter JAEGER=$(JAEGER) $(GO) test -count=1 -v -timeout 10m ./e2e/ ./grafana/...
 
 # Jaeger v2.11.0, the compose image's release, is Go module v1.74.0. Its
 # go.mod has replace directives, so `go install pkg@version` refuses it:
@@ -306,8 +318,8 @@ pictures: build chromium ## the docs' pictures (docs/img/pictures.txt): charts o
 # quick pool-starvation run from the page in headless Chromium, which saves
 # the catalog, the run in progress and its verdict as docs/img/front-*.png.
 .PHONY: front-pictures
-front-pictures: $(BIN)/prometheus chromium ## the front page's screenshots, docs/img/front-{catalog,run,verdict}.png, from the e2e's lab
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus FRONT_SHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -v -timeout 10m -run 'TestLab$$' ./e2e/
+front-pictures: $(BIN)/prometheus $(BIN)/postgres_exporter chromium ## the front page's screenshots, docs/img/front-{catalog,run,verdict}.png, from the e2e's lab
+	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter FRONT_SHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -v -timeout 10m -run 'TestLab$$' ./e2e/
 
 BENCH_TASKS_ARGS ?=
 .PHONY: bench

@@ -109,9 +109,9 @@ func TestLab(t *testing.T) {
 
 // startLab starts the lab: the database proxy and the services behind it
 // (compose's profile dbproxy, with LAB_DATABASE_URL through it), the
-// background load the way compose runs it, Prometheus, a trace receiver, a
-// fake Grafana, and with JAEGER a real Jaeger. Everything stops when the
-// test ends.
+// background load the way compose runs it, postgres_exporter, Prometheus, a
+// trace receiver, a fake Grafana, and with JAEGER a real Jaeger. Everything
+// stops when the test ends.
 func startLab(t *testing.T, ctx context.Context) *labRun {
 	// 1. Prerequisites. Asked to run, the test fails on anything missing.
 	promBin := os.Getenv("PROMETHEUS")
@@ -156,7 +156,10 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 	// 3. The background load, as compose.yaml runs it.
 	scrape["background"] = startBackground(t, project, bins, run.services)
 
-	// 4. Prometheus with prometheus/prometheus.yml and its rules, only the
+	// 4. The database's own view, as compose runs it.
+	scrape["postgres-exporter"] = startPostgresExporter(t, ctx, project, dbURL)
+
+	// 5. Prometheus with prometheus/prometheus.yml and its rules, only the
 	// targets pointed at the local processes.
 	run.api = startPrometheus(t, ctx, project, promBin, scrape)
 	return run

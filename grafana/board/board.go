@@ -83,6 +83,7 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		{"Traffic and errors", trafficPanels()},
 		{"Tail latency (exemplars link to traces)", latencyPanels()},
 		{"Postgres pool", poolPanels()},
+		{"Postgres server (postgres_exporter)", postgresPanels()},
 		{"Semaphore (semaphore service)", semaphorePanels()},
 		{"Pipeline (pipeline service)", pipelinePanels()},
 		{"Go runtime and process", runtimePanels()},

@@ -52,28 +52,62 @@ func TestEveryQueryFollowsTheServiceVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	exprs := collectExprs(doc)
-	// 60 panel targets and the alert annotation: fewer means the walk
+	// 66 panel targets and the alert annotation: fewer means the walk
 	// missed them, not that the board is clean.
-	if len(exprs) < 61 {
-		t.Fatalf("found %d expressions on the board, want at least 61", len(exprs))
+	if len(exprs) < 67 {
+		t.Fatalf("found %d expressions on the board, want at least 67", len(exprs))
 	}
+	serverWideExprs := 0
 	for _, e := range exprs {
 		metrics := metricRef.FindAllStringSubmatch(e, -1)
 		if len(metrics) == 0 {
 			t.Errorf("no metric found in %q", e)
 		}
+		serverWide := true
 		for _, m := range metrics {
-			if !strings.Contains(m[2], serviceMatcher) {
-				t.Errorf("%s without %s in %q", m[1], serviceMatcher, e)
+			name, selector := m[1], m[2]
+			if !strings.HasPrefix(name, "pg_") {
+				serverWide = false
+				if !strings.Contains(selector, serviceMatcher) {
+					t.Errorf("%s without %s in %q", name, serviceMatcher, e)
+				}
+				continue
+			}
+			// postgres_exporter's series: the exporter's job, and the
+			// picked services' application_name unless server-wide.
+			if !strings.Contains(selector, serverMatcher) {
+				t.Errorf("%s without %s in %q", name, serverMatcher, e)
+			}
+			if strings.Contains(selector, appMatcher) {
+				serverWide = false
+			} else if !serverWideSeries[name] {
+				t.Errorf("%s without %s in %q", name, appMatcher, e)
 			}
 		}
+		if serverWide {
+			serverWideExprs++
+		}
 	}
+	// max_connections and all backends, on the server backends panel.
+	if serverWideExprs != 2 {
+		t.Errorf("%d expressions ignore $service, want the 2 server-wide ones", serverWideExprs)
+	}
+}
+
+// serverWideSeries are the postgres_exporter series a panel may show for the
+// whole server, whatever $service picks: the limit the services share and
+// every backend counted against it.
+var serverWideSeries = map[string]bool{
+	"pg_settings_max_connections":  true,
+	"pg_stat_activity_count":       true,
+	"pg_stat_database_xact_commit": true, // narrowed by an "and on (datname)" to the picked services' databases
 }
 
 // metricRef finds the metric names of the board's series (the services'
 // orderlab_, go_ and process_ families, the recording rules' job:orderlab_,
-// and ALERTS) with the selector that follows them, if any.
-var metricRef = regexp.MustCompile(`\b((?:job:)?orderlab_[\w:]*|go_\w+|process_\w+|ALERTS)(\{[^}]*\})?`)
+// postgres_exporter's pg_ and ALERTS) with the selector that follows them,
+// if any.
+var metricRef = regexp.MustCompile(`\b((?:job:)?orderlab_[\w:]*|go_\w+|process_\w+|pg_\w+|ALERTS)(\{[^}]*\})?`)
 
 // collectExprs returns the value of every "expr" key in a decoded JSON
 // document.
