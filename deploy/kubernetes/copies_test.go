@@ -127,8 +127,9 @@ func decode(t *testing.T, data string, v any) {
 
 // TestOperatorOverlayMatchesKubePrometheusStack: the monitors and rules
 // carry the label the stack selects by, the board the label its Grafana
-// sidecar loads, the rules are the compose lab's, and the PodMonitor scrapes
-// every replica of the three services as job="<service>".
+// sidecar loads, the rules are the compose lab's, and the PodMonitors scrape
+// every replica of the three services as job="<service>" and
+// postgres_exporter as job="postgres".
 func TestOperatorOverlayMatchesKubePrometheusStack(t *testing.T) {
 	r := overlay(t, "operator")
 	board := configMap(t, r, "orderlab-dashboards")
@@ -158,13 +159,40 @@ func TestOperatorOverlayMatchesKubePrometheusStack(t *testing.T) {
 	}
 
 	monitors := objectsOf[monitoringv1.PodMonitor](r)
-	if len(monitors) != 1 {
-		t.Fatalf("%d PodMonitors, want 1", len(monitors))
+	if len(monitors) != 2 {
+		t.Fatalf("%d PodMonitors, want 2 (the services, postgres_exporter)", len(monitors))
 	}
-	pm := monitors[0]
-	if pm.Labels[kubernetes.ReleaseLabel] != kubernetes.Release {
-		t.Errorf("PodMonitor %s: labels %v, want %s: %s", pm.Name, pm.Labels, kubernetes.ReleaseLabel, kubernetes.Release)
+	for _, pm := range monitors {
+		if pm.Labels[kubernetes.ReleaseLabel] != kubernetes.Release {
+			t.Errorf("PodMonitor %s: labels %v, want %s: %s", pm.Name, pm.Labels, kubernetes.ReleaseLabel, kubernetes.Release)
+		}
 	}
+	pm := named(t, r, "orderlab", func(p *monitoringv1.PodMonitor) string { return p.Name })
+	jobs := monitoredJobs(t, r, pm, func(w workload) string { return w.pod.Labels[pm.Spec.JobLabel] })
+	if want := []string{"pipeline", "semaphore", "unbounded"}; !slices.Equal(jobs, want) {
+		t.Errorf("PodMonitor %s makes the jobs %v, want the compose lab's %v", pm.Name, jobs, want)
+	}
+	// postgres_exporter as the compose lab's job "postgres": a fixed job
+	// label, set by relabelling.
+	pg := named(t, r, "orderlab-postgres", func(p *monitoringv1.PodMonitor) string { return p.Name })
+	job := ""
+	for _, ep := range pg.Spec.PodMetricsEndpoints {
+		for _, rc := range ep.RelabelConfigs {
+			if rc.TargetLabel == "job" && rc.Replacement != nil {
+				job = *rc.Replacement
+			}
+		}
+	}
+	jobs = monitoredJobs(t, r, pg, func(workload) string { return job })
+	if want := []string{"postgres"}; !slices.Equal(jobs, want) {
+		t.Errorf("PodMonitor %s makes the jobs %v, want the compose lab's %v", pg.Name, jobs, want)
+	}
+}
+
+// monitoredJobs returns job(w), sorted, for each workload w the PodMonitor
+// pm selects, and checks that each names the ports pm scrapes.
+func monitoredJobs(t *testing.T, r *rendered, pm *monitoringv1.PodMonitor, job func(workload) string) []string {
+	t.Helper()
 	sel, err := labelsSelector(pm.Spec.Selector.MatchLabels)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +202,7 @@ func TestOperatorOverlayMatchesKubePrometheusStack(t *testing.T) {
 		if !sel.Matches(labels.Set(w.pod.Labels)) {
 			continue
 		}
-		jobs = append(jobs, w.pod.Labels[pm.Spec.JobLabel])
+		jobs = append(jobs, job(w))
 		for _, ep := range pm.Spec.PodMetricsEndpoints {
 			if !slices.ContainsFunc(w.pod.Spec.Containers[0].Ports, func(p corev1.ContainerPort) bool { return p.Name == *ep.Port }) {
 				t.Errorf("PodMonitor %s scrapes port %q, which %s does not name", pm.Name, *ep.Port, w)
@@ -182,9 +210,7 @@ func TestOperatorOverlayMatchesKubePrometheusStack(t *testing.T) {
 		}
 	}
 	slices.Sort(jobs)
-	if want := []string{"pipeline", "semaphore", "unbounded"}; !slices.Equal(jobs, want) {
-		t.Errorf("PodMonitor %s makes the jobs %v, want the compose lab's %v", pm.Name, jobs, want)
-	}
+	return jobs
 }
 
 func labelsSelector(m map[string]string) (labels.Selector, error) {
