@@ -289,7 +289,7 @@ scenario: build $(if $(filter too-many-clients all,$(NAME)),pgbouncer) ## one sc
 	$(BIN)/loadtest scenario $(SCENARIO_FLAGS) $(NAME)
 
 .PHONY: scenarios
-scenarios: build pgbouncer ## all nineteen scenarios (their load alone: 29 minutes at full size, start-ups on top; QUICK=1: a few minutes)
+scenarios: build pgbouncer ## all nineteen scenarios (their load alone: 31 minutes at full size, start-ups on top; QUICK=1: a few minutes)
 	timeout 60m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
 
 # make faults [FAULTS_ARGS='-faults restart -services pipeline']: docs/reference/database-failures.md.
