@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -19,13 +20,59 @@ import (
 )
 
 // startPostgresExporter runs the compose service "postgres-exporter" as a
-// local process: the postgres_exporter binary (POSTGRES_EXPORTER, or
-// bin/postgres_exporter from make) of the release compose.yaml pins, reading
-// the test's database dbURL directly (the services reach it through the
-// database proxy; the exporter, as in compose, does not). It returns the
-// exporter's listen address once it reports pg_up 1, and stops when the test
-// ends.
+// local process reading the test's database dbURL directly (the services
+// reach it through the database proxy; the exporter, as in compose, does
+// not). It returns the exporter's listen address once it reports pg_up 1,
+// and stops when the test ends.
 func startPostgresExporter(t *testing.T, ctx context.Context, project *types.Project, dbURL string) string {
+	t.Helper()
+	p, addr := runPostgresExporter(t, project, dbURL)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := waitMetric(ctx, addr, `(?m)^pg_up 1$`); err != nil {
+		t.Fatalf("postgres_exporter at %s: %v\n%s", addr, err, tail(p.Log, 10))
+	}
+	return addr
+}
+
+// TestPostgresExporterSaysWhenItCannotConnect: an exporter that cannot reach
+// the server reports pg_up 0, fails compose's healthcheck and logs why,
+// instead of leaving the board's "Postgres server" row silently empty.
+func TestPostgresExporterSaysWhenItCannotConnect(t *testing.T) {
+	if os.Getenv("ORDERLAB_E2E") == "" {
+		t.Skip("needs postgres_exporter: make e2e (ORDERLAB_E2E=1)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	project := loadCompose(t)
+	closed, err := proc.LoopbackAddrs(1) // a free port: nothing listens there
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, addr := runPostgresExporter(t, project, "postgres://orderlab@"+closed[0]+"/orderlab?sslmode=disable")
+	body, err := waitMetric(ctx, addr, `(?m)^pg_up 0$`)
+	if err != nil {
+		t.Fatalf("postgres_exporter with no server: %v", err)
+	}
+	// compose's healthcheck: wget ... | grep -q PATTERN.
+	test := strings.Join(project.Services["postgres-exporter"].HealthCheck.Test, " ")
+	m := regexp.MustCompile(`grep -q '([^']+)'`).FindStringSubmatch(test)
+	if m == nil {
+		t.Fatalf("compose.yaml: postgres-exporter's healthcheck %q greps for no pattern", test)
+	}
+	if regexp.MustCompile("(?m)"+m[1]).MatchString(body) {
+		t.Errorf("the healthcheck's pattern %q matches the metrics of an exporter that cannot connect", m[1])
+	}
+	log, _ := os.ReadFile(p.Log)
+	if !bytes.Contains(log, []byte("connection refused")) {
+		t.Errorf("postgres_exporter's log does not say why it cannot connect:\n%s", log)
+	}
+}
+
+// runPostgresExporter starts the postgres_exporter binary (POSTGRES_EXPORTER,
+// or bin/postgres_exporter from make) of the release compose.yaml pins, on a
+// free loopback port, reading dsn. It stops when the test ends.
+func runPostgresExporter(t *testing.T, project *types.Project, dsn string) (*proc.Process, string) {
 	t.Helper()
 	svc, ok := project.Services["postgres-exporter"]
 	if !ok {
@@ -39,7 +86,7 @@ func startPostgresExporter(t *testing.T, ctx context.Context, project *types.Pro
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("postgres_exporter binary: %v (make bin/postgres_exporter, or set POSTGRES_EXPORTER)", err)
 	}
-	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s --version: %v", bin, err)
 	}
@@ -50,26 +97,27 @@ func startPostgresExporter(t *testing.T, ctx context.Context, project *types.Pro
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(proc.BaseEnv(), "DATA_SOURCE_NAME="+dbURL)
-	startProc(t, "postgres-exporter", bin, []string{"--web.listen-address=" + addrs[0]}, env)
-	metrics := "http://" + addrs[0] + "/metrics"
-	up := regexp.MustCompile(`(?m)^pg_up 1$`)
-	deadline := time.Now().Add(time.Minute)
+	env := append(proc.BaseEnv(), "DATA_SOURCE_NAME="+dsn)
+	return startProc(t, "postgres-exporter", bin, []string{"--web.listen-address=" + addrs[0]}, env), addrs[0]
+}
+
+// waitMetric polls the exporter's /metrics at addr until its body matches
+// pattern, and returns the body.
+func waitMetric(ctx context.Context, addr, pattern string) (string, error) {
+	re := regexp.MustCompile(pattern)
+	var body string
+	var err error
 	for {
-		body, err := getText(ctx, metrics)
-		if err == nil && up.MatchString(body) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postgres_exporter at %s: no pg_up 1 within a minute (last error %v)", addrs[0], err)
+		body, err = getText(ctx, "http://"+addr+"/metrics")
+		if err == nil && re.MatchString(body) {
+			return body, nil
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatal(ctx.Err())
+			return body, fmt.Errorf("no %q in /metrics (last error %v)", pattern, err)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	return addrs[0]
 }
 
 // getText returns the body of a GET of url.
