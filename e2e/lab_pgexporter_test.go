@@ -60,7 +60,7 @@ func TestPostgresExporterSaysWhenItCannotConnect(t *testing.T) {
 	if m == nil {
 		t.Fatalf("compose.yaml: postgres-exporter's healthcheck %q greps for no pattern", test)
 	}
-	if regexp.MustCompile("(?m)"+m[1]).MatchString(body) {
+	if regexp.MustCompile("(?m)" + m[1]).MatchString(body) {
 		t.Errorf("the healthcheck's pattern %q matches the metrics of an exporter that cannot connect", m[1])
 	}
 	log, _ := os.ReadFile(p.Log)
