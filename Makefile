@@ -234,6 +234,16 @@ lab: ## the lab: docker compose up --build, then Grafana on http://127.0.0.1:300
 lab-down: ## stop the lab and delete its volumes (Postgres, Prometheus and Grafana data)
 	docker compose down --volumes
 
+# The compose lab as a user starts it, run for real (e2e/composelab): the
+# pinned images, pulled or built locally where there is no registry
+# (.ci/labimages), then docker compose up --build and every check of
+# docs/lab.md, "What was verified". Needs Docker and Compose 2.23.1 or later
+# (.ci/docker gets both on a Debian machine).
+.PHONY: lab-test
+lab-test: ## the compose lab for real (Docker): up --build, every in-the-lab scenario quick, rebuild, restart, down -v
+	./.ci/labimages
+	$(GO) test -tags composelab -count=1 -v -timeout 120m ./e2e/composelab/
+
 .PHONY: dashboards
 dashboards: ## regenerate grafana/dashboards/*.json from grafana/board (grafana-foundation-sdk), then make k8s
 	$(GO) run ./grafana/generate
