@@ -32,7 +32,7 @@ const frontShots = "FRONT_SHOTS"
 // edited in the form shows in the service's GET /knobs, and an invalid
 // value shows the service's refusal and changes nothing.
 func (run *labRun) frontPage(t *testing.T) {
-	token := labCommon["ADMIN_TOKEN"]
+	token := run.token
 	addrs, err := proc.LoopbackAddrs(1)
 	if err != nil {
 		t.Fatal(err)

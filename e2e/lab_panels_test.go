@@ -30,10 +30,10 @@ func (run *labRun) panelQueries(t *testing.T) {
 	evaluated := 0
 	for _, tg := range run.targets {
 		// The adaptive limit's signal exists only with LIMIT=adaptive, and
-		// the e2e's semaphore runs a fixed limit (labKnobs): the limiter's
+		// the e2e's semaphore runs a fixed limit (labVars): the limiter's
 		// own test checks that gauge (services/internal/limiter).
-		if strings.Contains(tg.Expr, "orderlab_limiter_signal") && labKnobs["semaphore"]["LIMIT"] != "adaptive" {
-			t.Logf("%s / %q %s: not checked, the e2e's semaphore has LIMIT=%s", tg.Board, tg.Panel, tg.RefID, labKnobs["semaphore"]["LIMIT"])
+		if strings.Contains(tg.Expr, "orderlab_limiter_signal") && labVars["LIMIT"] != "adaptive" {
+			t.Logf("%s / %q %s: not checked, the e2e's semaphore has a fixed LIMIT", tg.Board, tg.Panel, tg.RefID)
 			continue
 		}
 		// A query may be NaN for one service (0/0: semaphore's acquires

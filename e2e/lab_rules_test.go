@@ -58,7 +58,7 @@ func (run *labRun) starvationSignal(t *testing.T) {
 		table[c.name] = v
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d clients per service for %s, POST /orders?db_delay=%s, %s:\n", labLoad.clients, labLoad.duration, labLoad.dbDelay, "DB_MAX_CONNS="+labCommon["DB_MAX_CONNS"])
+	fmt.Fprintf(&sb, "%d clients per service for %s, POST /orders?db_delay=%s, %s:\n", labLoad.clients, labLoad.duration, labLoad.dbDelay, "DB_MAX_CONNS="+labVars["DB_MAX_CONNS"])
 	fmt.Fprintf(&sb, "%-20s", "")
 	for _, name := range modelServices {
 		fmt.Fprintf(&sb, "%12s", name)

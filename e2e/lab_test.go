@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,34 +17,6 @@ import (
 	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/loadtest/lab"
 )
-
-// labKnobs are the services' settings for the overload run: a small pool
-// (so overload is cheap to produce on a 2-core machine), the semaphore
-// bounded at the pool size, and a pipeline with two workers and a short
-// queue, served by nbio (so that the lab runs both HTTP servers and the
-// handler-pool panel has data). Prometheus scrapes them with the lab's own config.
-var labKnobs = map[string]map[string]string{
-	"unbounded": nil,
-	"semaphore": {"LIMIT": "4", "LIMIT_WAIT": "50ms"},
-	"pipeline":  {"WORKERS": "2", "QUEUE_CAPACITY": "64", "BATCH_MAX": "16", "ENQUEUE_WAIT": "10ms", "HTTP_SERVER": "nbio"},
-}
-
-var labCommon = map[string]string{
-	// compose's default knob token, which the front page changes knobs with.
-	"ADMIN_TOKEN":      "orderlab-admin",
-	"DB_MAX_CONNS":     "4",
-	"REQUEST_TIMEOUT":  "10s",
-	"SHUTDOWN_TIMEOUT": "5s",
-	"LOG_LEVEL":        "warn",
-	// Exercise the audit path too: per-order goroutines in unbounded and
-	// semaphore, the bounded audit stage in pipeline.
-	"AUDIT_DELAY":                 "20ms",
-	"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-	// A tenth of the requests is traced: enough exemplars and spans to find,
-	// few enough not to load the 2 cores.
-	"OTEL_TRACES_SAMPLER":     "parentbased_traceidratio",
-	"OTEL_TRACES_SAMPLER_ARG": "0.1",
-}
 
 var labLoad = overload{clients: 100, duration: 15 * time.Second, dbDelay: "50ms"}
 
@@ -136,15 +107,15 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 	}
 
 	// 2. The three services, on loopback ports, each ready before the next,
-	// with the knob token compose gives them, reaching Postgres through the
-	// database proxy.
+	// with compose's environment (the knob token too), reaching Postgres
+	// through the database proxy.
 	run.token = composeEnv(t, project, "unbounded", "ADMIN_TOKEN")
 	var proxied string
 	run.proxy, proxied = startDBProxy(t, project, bins, dbURL)
 	run.services = map[string]*lab.Service{}
 	scrape := map[string]string{} // compose service name -> local address
 	for _, name := range modelServices {
-		s := startService(t, ctx, bins, name, proxied, run.otlp.URL, run.token)
+		s := startService(t, ctx, bins, name, proxied, run.otlp.URL)
 		run.services[name] = s
 		u, err := url.Parse(s.MetricsURL)
 		if err != nil {
@@ -187,18 +158,12 @@ func (run *labRun) overload(t *testing.T) {
 	run.now = time.Now()
 }
 
-// startService starts one model from bins with labCommon and its labKnobs,
-// exporting spans to otlpURL, the way the scenario runner starts it
-// (loadtest/lab), with token as its ADMIN_TOKEN; it stops when the test ends.
-func startService(t *testing.T, ctx context.Context, bins, name, dbURL, otlpURL, token string) *lab.Service {
+// startService starts one model from bins with compose's environment
+// (labServiceEnv), exporting spans to otlpURL, the way the scenario runner
+// starts it (loadtest/lab); it stops when the test ends.
+func startService(t *testing.T, ctx context.Context, bins, name, dbURL, otlpURL string) *lab.Service {
 	t.Helper()
-	env := map[string]string{
-		"OTEL_EXPORTER_OTLP_ENDPOINT": otlpURL,
-		"OTEL_SERVICE_NAME":           "orderlab-" + name,
-		"ADMIN_TOKEN":                 token,
-	}
-	maps.Copy(env, labCommon)
-	maps.Copy(env, labKnobs[name])
+	env := labServiceEnv(t, name, otlpURL)
 	if v, ok := os.LookupEnv("GOMAXPROCS"); ok { // as for every process of the run
 		env["GOMAXPROCS"] = v
 	}

@@ -11,8 +11,8 @@ import (
 // TestLabDocStatesTheE2EKnobs: the table of docs/lab.md, "Compare the
 // fixes", comes from this package's overload run, whose knobs differ from
 // the lab's defaults; the paragraph before it names them, and each named
-// value must be the one the run uses (labCommon, labKnobs), each knob of
-// the run named.
+// value must be the one the run uses (labVars, labServiceVars), each knob
+// of the run named.
 func TestLabDocStatesTheE2EKnobs(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(root, "docs", "lab.md"))
 	if err != nil {
@@ -31,10 +31,10 @@ func TestLabDocStatesTheE2EKnobs(t *testing.T) {
 		stated[m[1]] = m[2]
 	}
 	want := map[string]string{}
-	for _, k := range []string{"DB_MAX_CONNS", "REQUEST_TIMEOUT", "AUDIT_DELAY"} {
-		want[k] = labCommon[k]
+	for _, k := range []string{"DB_MAX_CONNS", "REQUEST_TIMEOUT", "AUDIT_DELAY", "LIMIT_WAIT", "QUEUE_CAPACITY", "BATCH_MAX", "ENQUEUE_WAIT"} {
+		want[k] = labVars[k]
 	}
-	for _, knobs := range labKnobs {
+	for _, knobs := range labServiceVars {
 		for k, v := range knobs {
 			want[k] = v
 		}

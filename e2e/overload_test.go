@@ -13,7 +13,7 @@ import (
 
 // overload is the load of the starvation check: the same closed-loop
 // overload against every service at once. Each order holds its connection
-// for dbDelay, so a pool of labKnobs' DB_MAX_CONNS serves at most
+// for dbDelay, so a pool of labVars' DB_MAX_CONNS serves at most
 // DB_MAX_CONNS/dbDelay orders per second, far below what the clients ask.
 type overload struct {
 	clients  int

@@ -46,9 +46,13 @@ const (
 func TestComposeLab(t *testing.T) {
 	l := newComposeLab(t)
 	l.must(t, 5*time.Minute, nil, nil, "down", "--volumes", "--remove-orphans")
+	// Removed also after a failure (whose message has the logs), so that
+	// what runs next has the machine's memory back.
 	t.Cleanup(func() {
-		if t.Failed() {
-			return // left up to look at; the next run starts with down -v
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if out, err := l.run(ctx, nil, "--profile", "dbproxy", "down", "--volumes", "--remove-orphans"); err != nil {
+			t.Logf("docker compose down: %v\n%s", err, out)
 		}
 	})
 
