@@ -55,6 +55,17 @@ func tooManyClients(t *testing.T, bin string) {
 	if got := bounced.Server.PoolMax; got != 15 {
 		t.Errorf("through PgBouncer the replicas' pools add up to %v, want 3 x 5 (their metrics summed)", got)
 	}
+	// What the database owner sees: the role at its limit and refusals in
+	// the server log; neither with a fix.
+	if v := viewOf(t, res, 0, "unbounded"); v.RoleLimit != 10 || v.PeakBackends != v.RoleLimit || v.Refused == nil || *v.Refused == 0 {
+		t.Errorf("pools beyond the limit, Postgres saw %s; want the role's 10 backends and refusals in the log", v)
+	}
+	for i, most := range map[int]int{1: 9, 2: 7} {
+		if v := viewOf(t, res, i, "unbounded"); v.PeakBackends > most || v.Refused == nil || *v.Refused != 0 {
+			t.Errorf("%s, Postgres saw %s; want at most %d backends and no refusal", res.Phases[i].Name, v, most)
+		}
+	}
+	reportSaysWhatPostgresSaw(t, res, "refused connections (server log)")
 }
 
 // A slower network: 20 ms more per round trip lengthens the mean hold by

@@ -98,6 +98,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 			}
 			b.WriteString("\n")
 		}
+		if err := writePostgresMarkdown(&b, p); err != nil {
+			return err
+		}
 		for i, t := range outageTables(p.Outages) {
 			b.WriteString([]string{"Keyed orders beside the load, held to the orders table afterwards:\n\n", "Their answers, second by second:\n\n"}[i])
 			if err := t.WriteMarkdown(&b); err != nil {
@@ -121,6 +124,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	if res.Board != "" {
 		fmt.Fprintf(&b, "\nOn the board, exactly this run: %s\n", res.Board)
 	}
+	if l := signalLine(s); l != "" {
+		fmt.Fprintf(&b, "\n%s\n", l)
+	}
 	fmt.Fprintf(&b, "\nBoard panels: %s.\n", strings.Join(quoted(s.Panels), ", "))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -143,6 +149,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 	for _, e := range s.Expect {
 		page.Notes = append(page.Notes, "Expected ("+cmp.Or(e.Target, "all")+"): "+e.Says)
 	}
+	if l := signalLine(s); l != "" {
+		page.Notes = append(page.Notes, l)
+	}
 	page.Notes = append(page.Notes, "Board panels: "+strings.Join(quoted(s.Panels), ", "))
 	var b chart.Builder
 	var tasksLabels []string
@@ -151,7 +160,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		sp := phaseSpec(s, p.Name)
 		main, detail := TableOf(p).Split()
 		sec := chart.Section{Title: p.Name + ": " + describe(sp), Head: main.Head, Rows: main.Rows,
-			More: []chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}}
+			More: append([]chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, postgresTables(p)...)}
 		if sp.Bound != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Bound: %s = %.0f requests/s.", sp.Bound.What, sp.Bound.RPS()))
 		}

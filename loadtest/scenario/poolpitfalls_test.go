@@ -44,7 +44,8 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 
 	t.Run("connection-leak", func(t *testing.T) {
 		// 50 requests/s, one in ten leaks: the pool of 5 is dry after 1 s.
-		for name, r := range runs(t, run(t, "connection-leak"), 0) {
+		res := run(t, "connection-leak")
+		for name, r := range runs(t, res, 0) {
 			var peak float64
 			for _, s := range r.Server.Samples {
 				peak = max(peak, s.PoolAcquired)
@@ -52,7 +53,13 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 			if peak != 5 || timedOut(r) == 0 || r.Succeeded == 0 {
 				t.Errorf("%s: peak acquired %v, %d ok, status %v; want the pool of 5 all acquired and 503s after successes", name, peak, r.Succeeded, r.Status)
 			}
+			// Postgres sees the leaked connections idle, the oldest for
+			// most of the phase (the first leaks within half a second).
+			if v := viewOf(t, res, 0, name); v.PeakIdle < poolOf(t, res, 0) || v.LongestIdleSeconds < 0.5 {
+				t.Errorf("%s: Postgres saw %s; want the pool's backends idle, one for over 0.5 s", name, v)
+			}
 		}
+		reportSaysWhatPostgresSaw(t, res, "longest idle")
 	})
 	t.Run("nested-acquire", func(t *testing.T) {
 		// A deadlock shows as acquires that wait until the 1 s deadline; a
@@ -79,7 +86,16 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 			if n := longWaits(r); n > 0 || r.Succeeded == 0 {
 				t.Errorf("pool-5-clients-4, %s: %v acquires waited over 0.5 s, status %v; want successes and no deadlock", name, n, r.Status)
 			}
+			if v := viewOf(t, res, 2, name); v.PeakActive == 0 {
+				t.Errorf("pool-5-clients-4, %s: Postgres saw %s; want statements running", name, v)
+			}
 		}
+		// The deadlock, as Postgres sees it: the pool's backends idle,
+		// hardly a statement running.
+		if v := viewOf(t, res, 0, "unbounded"); v.PeakIdle < poolOf(t, res, 0) || v.MeanActive >= v.MeanIdle {
+			t.Errorf("pool-4, unbounded: Postgres saw %s; want the pool's backends idle, fewer active", v)
+		}
+		reportSaysWhatPostgresSaw(t, res, "by state, mean")
 	})
 	t.Run("tx-across-downstream", func(t *testing.T) {
 		res := run(t, "tx-across-downstream")
@@ -92,5 +108,12 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 			t.Errorf("unbounded: inside %d ok, status %v; before %d ok, status %v; want inside to starve the pool and before to keep up",
 				inside.Succeeded, inside.Status, before.Succeeded, before.Status)
 		}
+		// Postgres sees the transactions idle while the call runs, and
+		// (almost) none once the call comes first.
+		in, out := viewOf(t, res, 0, "unbounded"), viewOf(t, res, 1, "unbounded")
+		if in.PeakIdleInTx == 0 || in.LongestIdleInTxSeconds == 0 || out.MeanIdleInTx >= in.MeanIdleInTx {
+			t.Errorf("unbounded: Postgres saw, inside, %s; before, %s; want idle in transaction inside, less before", in, out)
+		}
+		reportSaysWhatPostgresSaw(t, res, "idle in transaction, peak")
 	})
 }

@@ -46,6 +46,9 @@ type PhaseResult struct {
 	Repeats []*TasksResult `json:"repeats,omitempty"`
 	// Outages are the db_stop runs, one per target and repetition.
 	Outages []OutageResult `json:"outages,omitempty"`
+	// Postgres is what the server showed of each target's run (a local
+	// run), in the order they ran.
+	Postgres []PostgresView `json:"postgres,omitempty"`
 }
 
 // addTasks records one repetition of a tasks phase and makes the one with

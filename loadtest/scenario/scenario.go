@@ -36,6 +36,10 @@ type Scenario struct {
 	// (docs/scenarios: too-many-clients, db-latency, db-restart), instead of a database on the shared
 	// server.
 	Cluster *Cluster `yaml:"cluster,omitempty" json:"cluster,omitempty"`
+	// ServerSignal is what a database owner sees of the pitfall in
+	// pg_stat_activity and the server log, in a sentence, as the
+	// scenario's page says it (What the database sees).
+	ServerSignal string `yaml:"server_signal,omitempty" json:"server_signal,omitempty"`
 }
 
 // Kinds are the values of Scenario.Kind: a published experiment, a

@@ -1,0 +1,113 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/loadtest/report"
+)
+
+// postgresCaption heads a phase's table of PostgresViews.
+var postgresCaption = fmt.Sprintf("What Postgres saw (pg_stat_activity of the scenario's database, every %s, by the runner's own superuser connection)", pgViewEvery)
+
+// PostgresTable is the server's view of phase p, one row per target's run
+// (a second run of a target is numbered: "unbounded #2"); no rows when the
+// runner sampled none (a run against the lab, a tasks phase).
+func PostgresTable(p PhaseResult) Table {
+	if len(p.Postgres) == 0 {
+		return Table{}
+	}
+	refused := slices.ContainsFunc(p.Postgres, func(v PostgresView) bool { return v.Refused != nil })
+	t := Table{Head: []string{"service", "backends, peak", "connection limit", "by state, mean", "idle in transaction, peak",
+		"longest open transaction", "longest idle", "waiting on a lock, peak"}}
+	if refused {
+		t.Head = append(t.Head, "refused connections (server log)")
+	}
+	seen := map[string]int{}
+	for _, v := range p.Postgres {
+		seen[v.Target]++
+		name := v.Target
+		if seen[v.Target] > 1 {
+			name = fmt.Sprintf("%s #%d", v.Target, seen[v.Target])
+		}
+		if v.Samples == 0 {
+			row := []string{name, "no sample: " + v.Err}
+			for len(row) < len(t.Head) {
+				row = append(row, "")
+			}
+			t.Rows = append(t.Rows, row)
+			continue
+		}
+		limit := fmt.Sprintf("max_connections %d", v.MaxConnections)
+		if v.RoleLimit >= 0 {
+			limit = fmt.Sprintf("role %d; %s", v.RoleLimit, limit)
+		}
+		row := []string{name, fmt.Sprint(v.PeakBackends), limit,
+			fmt.Sprintf("%.1f active, %.1f idle, %.1f idle in transaction", v.MeanActive, v.MeanIdle, v.MeanIdleInTx),
+			fmt.Sprint(v.PeakIdleInTx), report.FormatSeconds(v.LongestTxSeconds), report.FormatSeconds(v.LongestIdleSeconds),
+			fmt.Sprint(v.PeakLockWaits)}
+		if refused {
+			row = append(row, "")
+			if v.Refused != nil {
+				row[len(row)-1] = fmt.Sprint(*v.Refused)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// postgresNotes are what a phase's server view needs said beside its
+// table: samples missed (a stopped server).
+func postgresNotes(p PhaseResult) []string {
+	var out []string
+	for _, v := range p.Postgres {
+		if v.Samples > 0 && v.Missed > 0 {
+			out = append(out, fmt.Sprintf("%s: %d of %d samples of pg_stat_activity failed (%s).",
+				v.Target, v.Missed, v.Samples+v.Missed, v.Err))
+		}
+	}
+	return out
+}
+
+// writePostgresMarkdown writes phase p's server view, if the run sampled one.
+func writePostgresMarkdown(b *strings.Builder, p PhaseResult) error {
+	t := PostgresTable(p)
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	b.WriteString(postgresCaption + ":\n\n")
+	if err := t.WriteMarkdown(b); err != nil {
+		return err
+	}
+	b.WriteString("\n")
+	for _, n := range postgresNotes(p) {
+		b.WriteString(n + "\n\n")
+	}
+	return nil
+}
+
+// postgresTables are phase p's server view for the HTML report.
+func postgresTables(p PhaseResult) []chart.Table {
+	t := PostgresTable(p)
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	caption := postgresCaption
+	if n := postgresNotes(p); len(n) > 0 {
+		caption += ". " + strings.Join(n, " ")
+	}
+	return []chart.Table{{Caption: caption, Head: t.Head, Rows: t.Rows}}
+}
+
+// signalLine names the server-side signal of the scenario's pitfall, as its
+// page does ("" when the scenario names none).
+func signalLine(s Scenario) string {
+	if s.ServerSignal == "" {
+		return ""
+	}
+	return "What the database owner sees: " + strings.TrimSpace(s.ServerSignal) +
+		" (the board's row \"Postgres server\"; the table \"What Postgres saw\" of each phase)."
+}
