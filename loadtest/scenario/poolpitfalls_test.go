@@ -53,13 +53,14 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 			if peak != 5 || timedOut(r) == 0 || r.Succeeded == 0 {
 				t.Errorf("%s: peak acquired %v, %d ok, status %v; want the pool of 5 all acquired and 503s after successes", name, peak, r.Succeeded, r.Status)
 			}
-			// Postgres sees the leaked connections idle, the oldest for
-			// most of the phase (the first leaks within half a second).
-			if v := viewOf(t, res, 0, name); v.PeakIdle < poolOf(t, res, 0) || v.LongestIdleSeconds < 0.5 {
-				t.Errorf("%s: Postgres saw %s; want the pool's backends idle, one for over 0.5 s", name, v)
+			// Postgres sees the leaked connections idle and hardly a
+			// statement running (one at a time before the pool is dry,
+			// none after).
+			if v := viewOf(t, res, 0, name); v.PeakIdle < poolOf(t, res, 0) || 2*v.MeanActive >= v.MeanIdle {
+				t.Errorf("%s: Postgres saw %s; want the pool's backends idle, far fewer active", name, v)
 			}
 		}
-		reportSaysWhatPostgresSaw(t, res, "longest idle")
+		reportSaysWhatPostgresSaw(t, res, "by state, mean")
 	})
 	t.Run("nested-acquire", func(t *testing.T) {
 		// A deadlock shows as acquires that wait until the 1 s deadline; a
