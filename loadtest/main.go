@@ -50,7 +50,8 @@ modes:
   dbproxy  [-listen :5432]         the lab's database fault proxy with its control API
 
 "loadtest <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed or SLO
-missed, 2 usage error.
+missed, 2 usage error (scenario: 1 an expectation missed, 2 a scenario that
+could not run to its end).
 `
 
 // run is the whole program: it parses args and the environment (getenv)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -36,6 +37,10 @@ default. -list says which scenarios the lab can stage. With -target name=URL
 against other running services; with -lab, -target moves one of the lab's
 services to other ports. A FILE.yaml is a scenario of your own, in the
 catalog's format.
+
+Exit status: 0 when every expectation was met (or is read from the table,
+or not judged at quick size), 1 when one was missed, 2 when a scenario
+could not run to its end (or on a usage error).
 
 flags:
 `
@@ -167,6 +172,24 @@ func pickOne(name string) (scenario.Scenario, error) {
 	return s, nil
 }
 
+// The scenario subcommand's exit codes besides exitOK and exitUsage.
+const (
+	exitMissed = 1 // an expectation was missed
+	exitNotRun = 2 // a scenario could not run to its end
+)
+
+// left is the planned load of the scenarios todo, each as it runs.
+func left(todo []scenario.Scenario, quick bool) time.Duration {
+	var d time.Duration
+	for _, s := range todo {
+		if quick {
+			s = scenario.Quick(s)
+		}
+		d += s.Planned(quick)
+	}
+	return d
+}
+
 // execute does the plan's job and returns the exit code.
 func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 	switch {
@@ -206,7 +229,11 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 	r.Log = stdout
 	code := exitOK
 	start := time.Now()
-	for _, s := range p.todo {
+	for i, s := range p.todo {
+		if len(p.todo) > 1 {
+			fmt.Fprintf(stdout, "== scenario %d of %d: %s; planned load left, start-ups not counted: %s\n",
+				i+1, len(p.todo), s.Name, left(p.todo[i:], r.Quick).Round(time.Second))
+		}
 		res, files, err := r.Run(ctx, s)
 		if res != nil {
 			if err := scenario.WriteMarkdown(stdout, res); err != nil {
@@ -218,9 +245,12 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			}
 			fmt.Fprintln(stdout)
 		}
+		if res != nil && slices.ContainsFunc(scenario.VerdictsOf(res), func(v scenario.Verdict) bool { return v.Mark == scenario.VerdictMissed }) {
+			code = max(code, exitMissed)
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "loadtest scenario: %s: %v\n", s.Name, err)
-			code = exitFail
+			code = exitNotRun
 		}
 		if ctx.Err() != nil {
 			break

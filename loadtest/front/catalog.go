@@ -5,9 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/scenario"
 )
 
@@ -59,14 +57,14 @@ func entryOf(s scenario.Scenario) Entry {
 	e := Entry{Number: s.Number, Name: s.Name, Title: s.Title, Kind: s.Kind, Reproduces: s.Reproduces,
 		Question: strings.TrimSpace(s.Question), Targets: s.Targets, Expect: s.Expect, Panels: s.Panels, Fix: s.Fix,
 		InLab: ok, Why: why, Page: "docs/scenarios/" + s.Name + ".md",
-		Seconds: planned(s, false).Seconds(), QuickSeconds: planned(scenario.Quick(s), true).Seconds()}
+		Seconds: s.Planned(false).Seconds(), QuickSeconds: scenario.Quick(s).Planned(true).Seconds()}
 	e.Changes.Knobs = maps.Clone(s.Env)
 	if e.Changes.Knobs == nil {
 		e.Changes.Knobs = map[string]string{}
 	}
 	for _, p := range s.Phases {
 		pe := PhaseEntry{Name: p.Name, Knobs: p.Env, Load: scenario.Describe(p), Note: strings.TrimSpace(p.Note),
-			Seconds: p.Planned(len(s.Targets), pause(false)).Seconds()}
+			Seconds: p.Planned(len(s.Targets), scenario.PauseOf(false)).Seconds()}
 		e.Phases = append(e.Phases, pe)
 		e.Changes.Load = append(e.Changes.Load, p.Name+": "+pe.Load)
 		if p.DBLatency != nil {
@@ -103,21 +101,6 @@ func entryOf(s scenario.Scenario) Entry {
 }
 
 // pause is the runner's default pause between targets.
-func pause(quick bool) time.Duration {
-	if quick {
-		return 200 * time.Millisecond
-	}
-	return measure.DefaultPause
-}
-
-// planned is the scenario's whole planned load, every phase in turn.
-func planned(s scenario.Scenario, quick bool) time.Duration {
-	var d time.Duration
-	for _, p := range s.Phases {
-		d += p.Planned(len(s.Targets), pause(quick))
-	}
-	return d
-}
 
 func (s *Server) find(name string) (scenario.Scenario, bool) {
 	i := slices.IndexFunc(s.cfg.Catalog, func(sc scenario.Scenario) bool { return sc.Name == name })

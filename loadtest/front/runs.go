@@ -157,13 +157,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		run = scenario.Quick(sc)
 	}
 	rs := &runState{done: make(chan struct{})}
-	rs.run = Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: sc.Title, Quick: req.Quick, By: by,
-		State: StateRunning, StartedAt: now, EndsAt: now.Add(planned(run, req.Quick)), Board: s.cfg.Runner.Board,
+	rs.run = Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: run.Title, Quick: req.Quick, By: by,
+		State: StateRunning, StartedAt: now, EndsAt: now.Add(run.Planned(req.Quick)), Board: s.cfg.Runner.Board,
 		Fix: sc.Fix}
 	for _, p := range sc.Phases {
 		rs.run.Phases = append(rs.run.Phases, p.Name)
 	}
-	for _, e := range sc.Expect {
+	for _, e := range run.Expect {
 		who := e.Target
 		if who == "" {
 			who = "every service"

@@ -37,6 +37,9 @@ func (s Scenario) Validate() error {
 	if s.Title == "" || s.Question == "" || s.Reproduces == "" {
 		bad("title, question and reproduces are required")
 	}
+	if s.QuickFactor != 0 && s.QuickFactor < 1 || s.QuickDuration < 0 {
+		bad("quick_factor %v, quick_duration %s: want a factor of at least 1 and a positive duration", s.QuickFactor, s.QuickDuration.D())
+	}
 	if s.Kind != "" && !slices.Contains(Kinds, s.Kind) {
 		bad("kind %q: want one of %v", s.Kind, Kinds)
 	}
@@ -91,8 +94,20 @@ func (s Scenario) Validate() error {
 		if e.Phase != "" && !seen[e.Phase] {
 			bad("%s: no phase %q", where, e.Phase)
 		}
-		if _, err := report.ParseSLO(e.SLO); err != nil {
+		slo, err := resolveSLO(e.SLO, 1)
+		if err == nil {
+			_, err = report.ParseSLO(slo)
+		}
+		if err != nil {
 			bad("%s: slo: %v", where, err)
+			continue
+		}
+		for _, p := range s.Phases {
+			if p.Tasks == nil && p.Bound == nil && (e.Phase == "" || e.Phase == p.Name) {
+				if _, err := resolveSLO(e.SLO, 0); err != nil {
+					bad("%s: slo, phase %s: %v", where, p.Name, err)
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)

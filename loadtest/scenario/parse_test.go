@@ -37,8 +37,8 @@ func TestParseReadsAFile(t *testing.T) {
 		t.Errorf("parsed %+v, load %+v, bound %+v", s, p.Load, p.Bound)
 	}
 	q := Quick(s)
-	if l := q.Phases[0].Load; l.Duration.D() != 2*time.Second || l.Concurrency != 50 {
-		t.Errorf("Quick load = %+v, want 2 s and 50 connections", l)
+	if l := q.Phases[0].Load; l.Duration.D() != 2*time.Second || l.Concurrency != 125 {
+		t.Errorf("Quick load = %+v, want 2 s and 500 / 4 = 125 connections", l)
 	}
 	if s.Phases[0].Load.Concurrency != 500 {
 		t.Error("Quick changed the original")
@@ -100,25 +100,25 @@ func TestParseRejectsWhatTheServicesWouldNotRead(t *testing.T) {
 	}
 }
 
-// Quick caps the pools at 5 and keeps a smaller one: a scenario may need a
-// pool smaller than its threads (nested-acquire's pool of 4).
-func TestQuickCapsPoolsAndKeepsSmallerOnes(t *testing.T) {
+// Quick divides every pool-sized knob by one factor, the largest pool
+// over 5: here 40 / 5 = 8, rounded, at least 1.
+func TestQuickShrinksEveryPoolByOneFactor(t *testing.T) {
 	s := Scenario{Env: map[string]string{"LIMIT": "20"}, Phases: []Phase{
 		{Env: map[string]string{"DB_MAX_CONNS": "4"}},
-		{Env: map[string]string{"DB_MAX_CONNS": "40", "WORKERS": "2"}},
+		{Env: map[string]string{"DB_MAX_CONNS": "40", "WORKERS": "12", "QUEUE_CAPACITY": "1024"}},
 		{},
 	}}
 	q := Quick(s)
-	if q.Env["DB_MAX_CONNS"] != "5" || q.Env["LIMIT"] != "5" {
-		t.Errorf("quick scenario env = %v, want the default pool of 20 and LIMIT capped at 5", q.Env)
+	if q.QuickFactor != 8 || q.Env["DB_MAX_CONNS"] != "3" || q.Env["LIMIT"] != "3" {
+		t.Errorf("quick factor %v, scenario env %v; want 8, the default pool of 20 and LIMIT 20 both 20 / 8 = 3", q.QuickFactor, q.Env)
 	}
-	for i, want := range []string{"4", "5", ""} {
+	for i, want := range []string{"1", "5", ""} {
 		if got := q.Phases[i].Env["DB_MAX_CONNS"]; got != want {
 			t.Errorf("phase %d: quick DB_MAX_CONNS = %q, want %q", i, got, want)
 		}
 	}
-	if q.Phases[1].Env["WORKERS"] != "2" {
-		t.Errorf("phase 1: WORKERS = %q, want 2 kept", q.Phases[1].Env["WORKERS"])
+	if e := q.Phases[1].Env; e["WORKERS"] != "2" || e["QUEUE_CAPACITY"] != "128" {
+		t.Errorf("phase 1: %v; want WORKERS 12 / 8 = 2 and QUEUE_CAPACITY 1024 / 8 = 128", e)
 	}
 }
 
@@ -132,8 +132,8 @@ func TestQuickKeepsASmallerPoolAndShortensAStop(t *testing.T) {
 	}
 	q := Quick(s)
 	p := q.Phases[0]
-	if p.Env["DB_MAX_CONNS"] != "2" || q.Env["DB_MAX_CONNS"] != "5" {
-		t.Errorf("quick env: scenario %v, phase %v; want the phase's pool of 2 kept and the scenario's capped at 5", q.Env, p.Env)
+	if p.Env["DB_MAX_CONNS"] != "2" || q.QuickFactor != 1 {
+		t.Errorf("quick env: scenario %v, phase %v, factor %v; want the phase's pool of 2 kept (the largest that runs: factor 1)", q.Env, p.Env, q.QuickFactor)
 	}
 	if d := p.DBStop; d.After.D() != 500*time.Millisecond || d.For.D() != time.Second || p.Load.Duration.D() != 3*time.Second {
 		t.Errorf("quick db_stop %+v over %s; want 0.5 s in, for 1 s, in 3 s of load", d, p.Load.Duration.D())

@@ -33,15 +33,25 @@ func configOf(p Phase, base string) attack.Config {
 	return cfg
 }
 
-// sloOf joins the SLO terms of the expectations that apply to target in phase.
-func sloOf(s Scenario, phase, target string) string {
+// sloOf joins the SLO terms of the expectations that apply to target in
+// phase p (a quick run: those judged at quick size), each stated against
+// the bound resolved with p's.
+func sloOf(s Scenario, quick bool, p Phase, target string) (string, error) {
 	var terms []string
+	bound := 0.0
+	if p.Bound != nil {
+		bound = p.Bound.RPS()
+	}
 	for _, e := range s.Expect {
-		if e.SLO != "" && (e.Target == "" || e.Target == target) && (e.Phase == "" || e.Phase == phase) {
-			terms = append(terms, e.SLO)
+		if e.SLO != "" && judged(e, quick) && (e.Target == "" || e.Target == target) && (e.Phase == "" || e.Phase == p.Name) {
+			slo, err := resolveSLO(e.SLO, bound)
+			if err != nil {
+				return "", err
+			}
+			terms = append(terms, slo)
 		}
 	}
-	return strings.Join(terms, ",")
+	return strings.Join(terms, ","), nil
 }
 
 // runTasks runs an in-process tasks phase.

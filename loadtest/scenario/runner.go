@@ -82,22 +82,6 @@ type PhaseEvent struct {
 	Err     error // Ended: why the phase stopped the run, if it did
 }
 
-// Planned is how long phase p's load takes against n targets, pause
-// between them: its duration per target (an in-process phase of sleeping
-// jobs: its bound), 0 when only the load decides (a burst, a request count).
-func (p Phase) Planned(n int, pause time.Duration) time.Duration {
-	switch {
-	case p.Load != nil && p.Load.Duration > 0:
-		return time.Duration(n)*p.Load.Duration.D() + time.Duration(max(0, n-1))*pause
-	case p.Tasks != nil && p.Tasks.Sleep > 0:
-		if w := p.Tasks.Workers; w > 0 {
-			return time.Duration((p.Tasks.Jobs+w-1)/w) * p.Tasks.Sleep.D()
-		}
-		return p.Tasks.Sleep.D()
-	}
-	return 0
-}
-
 // DefaultScrape is the interval between scrapes of a service's metrics
 // when neither the phase (load.scrape) nor the Runner sets one.
 const DefaultScrape = 250 * time.Millisecond
@@ -121,10 +105,7 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 	}
 	pause := r.Pause
 	if pause <= 0 {
-		pause = measure.DefaultPause
-		if r.Quick {
-			pause = 200 * time.Millisecond
-		}
+		pause = PauseOf(r.Quick)
 	}
 	res := &Result{Schema: Schema, Scenario: s, Quick: r.Quick, Local: r.Endpoints == nil, Count: max(1, r.Count),
 		StartedAt: time.Now().UTC(), Host: report.New("", nil).Host}
@@ -385,7 +366,11 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 			return running, err
 		}
 	}
-	slo, err := report.ParseSLO(sloOf(s, p.Name, name))
+	text, err := sloOf(s, r.Quick, p, name)
+	if err != nil {
+		return running, err
+	}
+	slo, err := report.ParseSLO(text)
 	if err != nil {
 		return running, err
 	}

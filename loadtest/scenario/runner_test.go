@@ -109,15 +109,15 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 			t.Errorf("%s: want several metric samples with goroutines and committed orders, got %+v", r.Name, r.Server)
 		}
 	}
-	if res.Phases[0].BoundRPS != 400 {
-		t.Errorf("bound = %v, want 20 / 50 ms = 400", res.Phases[0].BoundRPS)
+	if res.Phases[0].BoundRPS != 100 {
+		t.Errorf("bound = %v, want the quick pool's 5 / 50 ms = 100", res.Phases[0].BoundRPS)
 	}
 
 	md, err := os.ReadFile(files.Markdown)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| service | time | rps | goodput | of bound |", "| unbounded |", "| pipeline |", "make scenario NAME=pool-starvation QUICK=1", "**400/s**"} {
+	for _, want := range []string{"| service | time | rps | goodput | of bound |", "| unbounded |", "| pipeline |", "make scenario NAME=pool-starvation QUICK=1", "**100/s**", "500 clients POST orders that hold a connection 50 ms, pool 5"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}
@@ -138,7 +138,7 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	}
 }
 
-// TestRunnerScrapesABurstAtItsPeak: burst-1000 (quick: 50 requests of
+// TestRunnerScrapesABurstAtItsPeak: burst-1000 (quick: 250 requests of
 // 200 ms) scrapes every 25 ms, so the server's peak of requests in flight
 // is among its samples; at the default 250 ms the burst fell between the
 // scrape at its release and the one after its last answer.
@@ -146,7 +146,7 @@ func TestRunnerScrapesABurstAtItsPeak(t *testing.T) {
 	res := runCatalogQuick(t, buildServices(t), "burst-1000", "unbounded")
 	run := res.Phases[0].Loadtest.Runs[0]
 	if run.Server == nil || run.Server.PeakInFlight < 40 || run.Server.PeakGoroutines < 50 {
-		t.Errorf("server during a burst of 50: %+v; want a sample with at least 40 requests in flight and a goroutine each", run.Server)
+		t.Errorf("server during a burst of 250: %+v; want a sample with at least 40 requests in flight and a goroutine each", run.Server)
 	}
 }
 
@@ -163,7 +163,7 @@ title: a phase that continues on the services of the one before
 reproduces: nothing; a test of the runner
 question: does the second phase run on the first phase's service?
 targets: [semaphore]
-env: {LIMIT: adaptive}
+env: {LIMIT: adaptive, DB_MAX_CONNS: "5"}
 phases:
   - name: first
     request: {method: POST, path: "/orders?db_delay=1ms"}

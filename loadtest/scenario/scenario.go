@@ -40,6 +40,14 @@ type Scenario struct {
 	// pg_stat_activity and the server log, in a sentence, as the
 	// scenario's page says it (What the database sees).
 	ServerSignal string `yaml:"server_signal,omitempty" json:"server_signal,omitempty"`
+	// QuickDuration is the longest load of a phase in quick mode (default
+	// 2 s), for a scenario whose lesson takes longer to show: a queue that
+	// reaches its deadline, a pool that leaks dry.
+	QuickDuration Duration `yaml:"quick_duration,omitempty" json:"quick_duration,omitempty"`
+	// QuickFactor is what Quick divides the pools, the load and the bounds
+	// by: in a file, for a scenario whose ratios do not survive the
+	// computed one (QuickFactor); in a result, the factor a quick run used.
+	QuickFactor float64 `yaml:"quick_factor,omitempty" json:"quick_factor,omitempty"`
 }
 
 // Kinds are the values of Scenario.Kind: a published experiment, a
@@ -182,7 +190,12 @@ type Expectation struct {
 	Target string `yaml:"target" json:"target"`                   // a service, or "" for all
 	Phase  string `yaml:"phase,omitempty" json:"phase,omitempty"` // "" for every HTTP phase
 	Says   string `yaml:"says" json:"says"`
-	SLO    string `yaml:"slo,omitempty" json:"slo,omitempty"`
+	// SLO may state rps and goodput against the phase's bound
+	// (goodput>=0.85xbound): the bound of the knobs that ran.
+	SLO string `yaml:"slo,omitempty" json:"slo,omitempty"`
+	// NotQuick: a quick run cannot show it (a lesson that takes longer
+	// than a quick phase); a quick run says so instead of judging it.
+	NotQuick bool `yaml:"not_quick,omitempty" json:"not_quick,omitempty"`
 }
 
 // Duration is a time.Duration written as "20ms" in the files.

@@ -3,6 +3,7 @@ package scenario
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/orderlab/orderlab/loadtest/report"
@@ -15,7 +16,12 @@ const (
 	VerdictRead   = "READ"   // it claims no figure: the table must be read
 	VerdictNoRun  = "NO RUN" // nothing it applies to was measured
 	VerdictError  = "ERROR"  // its SLO does not parse
+	// VerdictNotJudged: a quick run cannot show it (not_quick).
+	VerdictNotJudged = "NOT JUDGED"
 )
+
+// notJudged is what a quick run says of an expectation it cannot show.
+const notJudged = "not judged at quick size"
 
 // Verdict is one expectation of a scenario held to the runs it applies to.
 type Verdict struct {
@@ -24,8 +30,10 @@ type Verdict struct {
 	Phase  string `json:"phase,omitempty"`
 	Says   string `json:"says"`          // the expectation in words
 	SLO    string `json:"slo,omitempty"` // what it claims, e.g. p99<500ms
-	// Measured is, for each run it applies to, "phase target figure", or
-	// why there is nothing to compare.
+	// Measured is, for each run it applies to and each term of the SLO, a
+	// line in words with units: "orders: semaphore committed 361/s = 90 %
+	// of the 400/s bound; target ≥ 85 %: met"; or why there is nothing to
+	// compare.
 	Measured []string `json:"measured,omitempty"`
 }
 
@@ -38,6 +46,8 @@ func (v Verdict) String() string {
 	switch v.Mark {
 	case VerdictRead:
 		return fmt.Sprintf("READ   %s: %s (no figure to check: see the table)", who, v.Says)
+	case VerdictNotJudged:
+		return fmt.Sprintf("NOT JUDGED %s: %s (%s)", who, v.Says, notJudged)
 	case VerdictError:
 		return fmt.Sprintf("ERROR  %s: %s: %s", who, v.SLO, strings.Join(v.Measured, "; "))
 	}
@@ -46,38 +56,47 @@ func (v Verdict) String() string {
 
 // VerdictsOf holds each expectation of the scenario to the runs it applies
 // to: MET or MISSED with the measured figure of every such run, READ for an
-// expectation that claims no number.
+// expectation that claims no number, NOT JUDGED for one a quick run cannot
+// show. An SLO stated against the bound is held to the bound of the phase
+// as it ran.
 func VerdictsOf(res *Result) []Verdict {
 	var out []Verdict
 	for _, e := range res.Scenario.Expect {
 		v := Verdict{Target: cmp.Or(e.Target, "all"), Phase: e.Phase, Says: e.Says, SLO: e.SLO}
-		if e.SLO == "" {
+		switch {
+		case !judged(e, res.Quick):
+			v.Mark, v.Measured = VerdictNotJudged, []string{notJudged}
+			out = append(out, v)
+			continue
+		case e.SLO == "":
 			v.Mark = VerdictRead
 			out = append(out, v)
 			continue
 		}
-		slo, err := report.ParseSLO(e.SLO)
-		if err != nil {
-			v.Mark, v.Measured = VerdictError, []string{err.Error()}
-			out = append(out, v)
-			continue
-		}
-		met := true
-		for _, p := range res.Phases {
+		met, bad := true, false
+		for i, p := range res.Phases {
 			if p.Loadtest == nil || (e.Phase != "" && e.Phase != p.Name) {
 				continue
 			}
+			slo, err := boundSLO(e.SLO, p.BoundRPS)
+			if err != nil {
+				v.Measured, bad = append(v.Measured, err.Error()), true
+				continue
+			}
+			committed := i < len(res.Scenario.Phases) && res.Scenario.Phases[i].Request != nil && res.Scenario.Phases[i].Request.Method == "POST"
 			for _, run := range p.Loadtest.Runs {
 				if e.Target != "" && run.Name != e.Target {
 					continue
 				}
-				for _, ev := range slo.Evaluate(run) {
+				for j, ev := range slo.Evaluate(run) {
 					met = met && ev.Met
-					v.Measured = append(v.Measured, fmt.Sprintf("%s %s %s", p.Name, run.Name, ev.Actual))
+					v.Measured = append(v.Measured, p.Name+": "+inWords(run, committed, slo[j], ev, p.BoundRPS))
 				}
 			}
 		}
 		switch {
+		case bad:
+			v.Mark = VerdictError
 		case len(v.Measured) == 0:
 			v.Mark, v.Measured = VerdictNoRun, []string{"nothing measured"}
 		case !met:
@@ -88,6 +107,76 @@ func VerdictsOf(res *Result) []Verdict {
 		out = append(out, v)
 	}
 	return out
+}
+
+// boundSLO parses slo with its terms stated against the bound resolved
+// with boundRPS; each parsed term keeps the text as written.
+func boundSLO(text string, boundRPS float64) (report.SLO, error) {
+	resolved, err := resolveSLO(text, boundRPS)
+	if err != nil {
+		return nil, err
+	}
+	slo, err := report.ParseSLO(resolved)
+	if err != nil {
+		return nil, err
+	}
+	var written []string
+	for _, term := range strings.Split(text, ",") {
+		if term = strings.TrimSpace(term); term != "" {
+			written = append(written, term)
+		}
+	}
+	for i := range slo {
+		slo[i].Text = written[i]
+	}
+	return slo, nil
+}
+
+// ops are the comparison signs as a reader writes them.
+var ops = map[string]string{"<": "<", "<=": "≤", ">": ">", ">=": "≥"}
+
+// inWords is one term of an SLO held to one run, in words with units:
+// "semaphore committed 361/s = 90 % of the 400/s bound; target ≥ 85 %:
+// met".
+func inWords(run report.Run, committed bool, b report.Bound, ev report.Evaluation, boundRPS float64) string {
+	mark := map[bool]string{true: "met", false: "missed"}[ev.Met]
+	op := ops[b.Op]
+	share, relativeTerm, _ := relative(b.Text)
+	switch b.Metric {
+	case "rps", "goodput":
+		verb, got := "answered", run.Throughput
+		if b.Metric == "goodput" {
+			verb, got = "succeeded", run.Goodput
+			if committed {
+				verb = "committed"
+			}
+		}
+		if !relativeTerm {
+			return fmt.Sprintf("%s %s %s/s; target %s %s/s: %s", run.Name, verb, rate(got), op, rate(b.Value), mark)
+		}
+		if share < 1 {
+			return fmt.Sprintf("%s %s %s/s = %.0f %% of the %s/s bound; target %s %.0f %%: %s",
+				run.Name, verb, rate(got), 100*got/boundRPS, rate(boundRPS), op, 100*share, mark)
+		}
+		return fmt.Sprintf("%s %s %s/s = %.1f × the %s/s bound; target %s %g ×: %s",
+			run.Name, verb, rate(got), got/boundRPS, rate(boundRPS), op, share, mark)
+	case "errors", "rejections":
+		got := run.ErrorRate
+		if b.Metric == "rejections" {
+			got = run.RejectionRate
+		}
+		percent := func(v float64) string { return strings.Replace(report.FormatPercent(v), "%", " %", 1) }
+		return fmt.Sprintf("%s %s %s; target %s %s: %s", run.Name, b.Metric, percent(got), op, percent(b.Value), mark)
+	}
+	return fmt.Sprintf("%s success %s %s; target %s %s: %s", run.Name, b.Metric, ev.Actual, op, report.FormatSeconds(b.Value), mark)
+}
+
+// rate writes a rate per second: 361, 12.5, 2,078.
+func rate(v float64) string {
+	if v < 100 && v != math.Trunc(v) {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return formatFigure(math.Round(v))
 }
 
 // Verdicts are VerdictsOf's verdicts one line each.
