@@ -278,6 +278,10 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	if marks["semaphore"] != scenario.VerdictMet || marks["unbounded"] != scenario.VerdictMissed || marks["all"] != scenario.VerdictRead {
 		t.Errorf("verdicts %+v: want semaphore met, unbounded missed, the third to be read", done.Verdicts)
 	}
+	if pic := done.Picture; pic == nil || len(pic.Phases) != 1 || len(pic.Phases[0].Models) != 2 || pic.Phases[0].Models[0].Succeeded == 0 ||
+		pic.Phases[0].Models[0].P99Target != 1e-6 || !strings.Contains(done.Conclusion, "1 of 2 expectations with a figure were missed") {
+		t.Errorf("picture %+v, conclusion %q: want one phase of two models, unbounded's p99 target 1 µs, one of two missed", done.Picture, done.Conclusion)
+	}
 	if done.Fix != "nothing to fix" || len(done.Explanation) != 3 {
 		t.Errorf("fix %q, explanation %q", done.Fix, done.Explanation)
 	}

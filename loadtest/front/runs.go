@@ -1,7 +1,6 @@
 package front
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +44,10 @@ type Run struct {
 	// while it runs; its exact range once it ended.
 	Board    string             `json:"board,omitempty"`
 	Verdicts []scenario.Verdict `json:"verdicts,omitempty"`
+	// Picture is the verdict as one chart draws it, and Conclusion the
+	// verdicts in a sentence, once the run ended.
+	Picture    *scenario.Picture `json:"picture,omitempty"`
+	Conclusion string            `json:"conclusion,omitempty"`
 	// Explanation is what the scenario expects of each target, and Fix the
 	// remedy, from the catalog.
 	Explanation []string `json:"explanation,omitempty"`
@@ -226,7 +229,8 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 		v.Error = err.Error()
 	}
 	if res != nil {
-		v.Verdicts, v.Board = scenario.VerdictsOf(res), res.Board
+		pic := scenario.PictureOf(res)
+		v.Verdicts, v.Board, v.Picture, v.Conclusion = scenario.VerdictsOf(res), res.Board, &pic, scenario.Conclusion(res)
 	}
 	if files.HTML != "" {
 		rs.files = files
@@ -343,39 +347,6 @@ func (s *Server) report(pick func(scenario.Files) string) http.HandlerFunc {
 		}
 		http.ServeFile(w, r, path)
 	}
-}
-
-// logTail keeps the last lines written to it.
-type logTail struct {
-	mu   sync.Mutex
-	buf  []string
-	part []byte
-}
-
-const logLines = 200
-
-func (l *logTail) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.part = append(l.part, p...)
-	for {
-		i := bytes.IndexByte(l.part, '\n')
-		if i < 0 {
-			break
-		}
-		l.buf = append(l.buf, string(l.part[:i]))
-		l.part = l.part[i+1:]
-	}
-	if n := len(l.buf); n > logLines {
-		l.buf = append([]string(nil), l.buf[n-logLines:]...)
-	}
-	return len(p), nil
-}
-
-func (l *logTail) lines() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string{}, l.buf...)
 }
 
 // withoutCancel is err without the parts that only say the run was

@@ -32,6 +32,13 @@ type liveQuery struct {
 
 const apiRoutes = `route!~"/livez|/readyz"`
 
+const (
+	poolWaitP99 = `histogram_quantile(0.99, sum by (job) (rate(orderlab_db_pool_acquire_wait_seconds{job=~"$JOBS"}[$W])))`
+	// The lowest deadline over the rate window: a run lowers it for its
+	// phases and puts it back after, while the window still holds the run.
+	deadline = `max by (job) (min_over_time(orderlab_knob_value{job=~"$JOBS", knob="REQUEST_TIMEOUT"}[$W]))`
+)
+
 var liveCharts = []liveChart{
 	{ID: "answers", Title: "Answers per second, by status", Unit: "/s", Queries: []liveQuery{
 		{`sum by (job, code) (rate(orderlab_http_request_duration_seconds_count{job=~"$JOBS", ` + apiRoutes + `}[$W]))`, "code"},
@@ -44,8 +51,11 @@ var liveCharts = []liveChart{
 		{`histogram_quantile(0.5, sum by (job) (rate(orderlab_http_request_duration_seconds{job=~"$JOBS", ` + apiRoutes + `}[$W])))`, "p50"},
 		{`histogram_quantile(0.99, sum by (job) (rate(orderlab_http_request_duration_seconds{job=~"$JOBS", ` + apiRoutes + `}[$W])))`, "p99"},
 	}},
-	{ID: "pool_wait", Title: "Pool acquire wait p99", Unit: "s", Queries: []liveQuery{
-		{`histogram_quantile(0.99, sum by (job) (rate(orderlab_db_pool_acquire_wait_seconds{job=~"$JOBS"}[$W])))`, "p99"},
+	// The p99 is interpolated inside a bucket, which can put it above the
+	// REQUEST_TIMEOUT that ends every wait (2.48 s against 2 s): the chart
+	// shows the deadline there instead.
+	{ID: "pool_wait", Title: "Pool acquire wait p99 (at most the deadline)", Unit: "s", Queries: []liveQuery{
+		{`(` + poolWaitP99 + ` <= on (job) ` + deadline + `) or on (job) (` + deadline + ` and on (job) ` + poolWaitP99 + `)`, "p99"},
 	}},
 }
 

@@ -73,6 +73,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	fmt.Fprintf(&b, "### %s: %s\n\n", Label(s), s.Title)
 	fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(s.Question))
 	fmt.Fprintf(&b, "Command: `%s`. %s\n\n", command(res), hostLine(res))
+	if q := quickLine(res); q != "" {
+		fmt.Fprintf(&b, "%s\n\n", q)
+	}
 	for _, p := range res.Phases {
 		sp := phaseSpec(s, p.Name)
 		fmt.Fprintf(&b, "**%s**: %s", p.Name, describe(sp))
@@ -97,6 +100,9 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 				return err
 			}
 			b.WriteString("\n")
+			if n := clampNote(p); n != "" {
+				b.WriteString(n + "\n\n")
+			}
 		}
 		if err := writePostgresMarkdown(&b, p); err != nil {
 			return err
@@ -120,6 +126,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 		for _, v := range Verdicts(res) {
 			fmt.Fprintf(&b, "- %s\n", v)
 		}
+		fmt.Fprintf(&b, "\n%s\n", Conclusion(res))
 	}
 	if res.Board != "" {
 		fmt.Fprintf(&b, "\nOn the board, exactly this run: %s\n", res.Board)
@@ -153,6 +160,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 		page.Notes = append(page.Notes, l)
 	}
 	page.Notes = append(page.Notes, "Board panels: "+strings.Join(quoted(s.Panels), ", "))
+	if q := quickLine(res); q != "" {
+		page.Notes = append([]string{q}, page.Notes...)
+	}
 	var b chart.Builder
 	var tasksLabels []string
 	var tasksSeconds []float64
@@ -169,6 +179,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 		}
 		for _, w := range Warnings(p) {
 			sec.Notes = append(sec.Notes, "Warning, "+w)
+		}
+		if n := clampNote(p); n != "" {
+			sec.Notes = append(sec.Notes, n)
 		}
 
 		if p.Loadtest != nil {

@@ -174,11 +174,12 @@ var httpColumns = []httpColumn{
 		}
 		return s.PoolMax / s.MeanHoldSeconds
 	}), format: func(v float64) string { return fmt.Sprintf("%.0f/s", v) }},
-	{head: "pool wait p99", detail: true, value: func(_ PhaseResult, r report.Run) (float64, bool) {
+	{head: "pool wait p99", detail: true, value: func(p PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
 			return 0, false
 		}
-		return r.Server.AcquireWaitP99, true
+		wait, _ := poolWaitP99(p, r)
+		return wait, true
 	}, format: report.FormatSeconds},
 }
 

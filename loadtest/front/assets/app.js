@@ -154,25 +154,87 @@ function showResult(run) {
   if (!ended) return;
   const body = $("#verdicts tbody");
   body.replaceChildren();
-  const words = { MET: "met", MISSED: "missed", READ: "read the table: no figure to check", "NO RUN": "nothing measured", ERROR: "error" };
+  const words = { MET: "met", MISSED: "missed", READ: "read the table: no figure to check", "NO RUN": "nothing measured", ERROR: "error", "NOT JUDGED": "not judged at quick size" };
   for (const v of run.verdicts || []) {
+    const measured = el("td", {});
+    for (const m of v.measured || []) measured.append(el("div", { text: m }));
+    if (!(v.measured || []).length) measured.textContent = "—";
     body.append(el("tr", {},
       el("td", { class: v.mark === "MET" ? "met" : v.mark === "MISSED" ? "missed" : "", text: (v.mark === "MET" ? "✓ " : v.mark === "MISSED" ? "✗ " : "") + (words[v.mark] || v.mark) }),
       el("td", { text: v.target + (v.phase ? `, ${v.phase}` : "") }),
-      el("td", { text: v.slo || "—" }),
-      el("td", { text: (v.measured || []).join("; ") || "—" }),
-      el("td", { text: v.says })));
+      el("td", {}, el("div", { text: v.says }), el("code", { text: v.slo || "" })),
+      measured));
   }
-  if (!(run.verdicts || []).length) body.append(el("tr", {}, el("td", { colspan: "5", text: "No verdict: the run ended before anything was measured." })));
-  const ex = $("#explanation");
-  ex.replaceChildren(...(run.explanation || []).map((t) => el("li", { text: t })));
+  if (!(run.verdicts || []).length) body.append(el("tr", {}, el("td", { colspan: "4", text: "No verdict: the run ended before anything was measured." })));
+  $("#conclusion").textContent = run.conclusion || "";
   $("#fix").textContent = run.fix || "";
+  drawVerdict(run.picture);
   const links = $("#report-links");
   links.hidden = !run.report;
   if (run.report) { $("#report-html").href = run.report.html; $("#report-json").href = run.report.json; }
 }
 
+// ---- the verdict picture ----
+// One chart: per phase and model, committed (successful) answers per second
+// as bars against the bound as a line; success p99 as bars against the
+// target as a line; answers by status, stacked.
+function drawVerdict(pic) {
+  const div = $("#verdict-chart");
+  if (state.verdictChart) { state.verdictChart.dispose(); state.verdictChart = null; }
+  const phases = (pic && pic.phases) || [];
+  div.hidden = !phases.length || !window.echarts;
+  if (div.hidden) return;
+  const many = phases.length > 1;
+  const cats = [], ok = [], bound = [], p99 = [], target = [], status = {};
+  for (const ph of phases) {
+    for (const m of ph.models) {
+      cats.push(many ? `${m.name}, ${ph.name}` : m.name);
+      ok.push(Math.round(m.succeeded_per_second * 10) / 10);
+      bound.push(ph.bound_rps ? Math.round(ph.bound_rps) : null);
+      p99.push(Math.round(m.success_p99_seconds * 1000));
+      target.push(m.p99_target_seconds ? Math.round(m.p99_target_seconds * 1000) : null);
+      for (const code of Object.keys(m.status || {})) status[code] = status[code] || [];
+    }
+  }
+  for (const code of Object.keys(status)) {
+    for (const ph of phases) for (const m of ph.models) status[code].push((m.status || {})[code] || 0);
+  }
+  const grids = [0, 1, 2].map((i) => ({ left: `${2 + i * 33}%`, width: "29%", top: 72, bottom: 8, containLabel: true }));
+  const x = (i) => ({ type: "category", gridIndex: i, data: cats, axisLabel: { interval: 0, fontSize: 10, rotate: many ? 35 : 0 } });
+  const y = (i, name) => ({ type: "value", gridIndex: i, name, nameTextStyle: { fontSize: 11 } });
+  const chart = echarts.init(div);
+  state.verdictChart = chart;
+  chart.setOption({
+    animation: false,
+    title: [
+      { text: "Committed per second vs the bound", left: "2%", textStyle: { fontSize: 13 } },
+      { text: "Success p99 vs its target", left: "35%", textStyle: { fontSize: 13 } },
+      { text: "Answers by status", left: "68%", textStyle: { fontSize: 13 } },
+    ],
+    tooltip: { trigger: "axis" },
+    legend: { top: 28, textStyle: { fontSize: 11 } },
+    grid: grids,
+    xAxis: [x(0), x(1), x(2)],
+    yAxis: [y(0, "/s"), y(1, "ms"), y(2, "answers")],
+    series: [
+      { name: "committed/s", type: "bar", xAxisIndex: 0, yAxisIndex: 0, data: ok, label: { show: true, position: "top", fontSize: 10 } },
+      { name: "bound/s", type: "line", xAxisIndex: 0, yAxisIndex: 0, data: bound, lineStyle: { type: "dashed" }, symbol: "rect" },
+      { name: "p99 ms", type: "bar", xAxisIndex: 1, yAxisIndex: 1, data: p99, label: { show: true, position: "top", fontSize: 10 } },
+      { name: "p99 target ms", type: "line", xAxisIndex: 1, yAxisIndex: 1, data: target, lineStyle: { type: "dashed" }, symbol: "rect" },
+      ...Object.keys(status).sort().map((code) => ({ name: code, type: "bar", stack: "status", xAxisIndex: 2, yAxisIndex: 2, data: status[code] })),
+    ],
+  });
+}
+
 // ---- live charts ----
+// The services in the catalog's order, not the alphabet's.
+const serviceOrder = ["unbounded", "semaphore", "pipeline"];
+function ordered(names) {
+  const rank = (n) => (serviceOrder.indexOf(n) < 0 ? serviceOrder.length : serviceOrder.indexOf(n));
+  return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+function clock(ms) { return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false }); }
+
 function chartsFor(services, charts) {
   const box = $("#charts");
   const key = services.join(",");
@@ -194,10 +256,19 @@ function chartsFor(services, charts) {
 
 async function refreshSeries(run) {
   const r = await api("GET", `/api/runs/${run.id}/series`);
-  if (!r.ok) return;
+  const note = $("#charts-note");
+  if (!r.ok) {
+    note.hidden = false;
+    note.textContent = `No live charts: ${refusal(r)}. The page reads them from Prometheus (loadtest front -prometheus URL); docs/front-page.md says how to run one outside Docker. The verdict and the report do not need it.`;
+    chartsFor([], []);
+    return;
+  }
   const s = r.data;
-  const services = Object.keys(s.services).sort();
+  note.hidden = !(s.errors || []).length;
+  if (!note.hidden) note.textContent = `Some charts are missing: ${s.errors.join("; ")}`;
+  const services = ordered(Object.keys(s.services));
   chartsFor(services, s.charts);
+  const start = new Date(run.started_at).getTime();
   for (const svc of services) {
     for (const c of s.charts) {
       const chart = state.charts[`${svc}/${c.id}`];
@@ -208,11 +279,16 @@ async function refreshSeries(run) {
         title: { text: c.title, textStyle: { fontSize: 12 } },
         tooltip: { trigger: "axis" },
         legend: { top: 18, textStyle: { fontSize: 10 } },
-        grid: { left: 48, right: 8, top: 48, bottom: 24 },
-        xAxis: { type: "time", min: new Date(s.from).getTime(), max: new Date(s.to).getTime() },
-        yAxis: { type: "value", name: c.unit, nameTextStyle: { fontSize: 10 } },
-        series: lines.map((l) => ({ name: l.name, type: "line", showSymbol: false, data: l.points,
-          lineStyle: l.name === "pool bound" ? { type: "dashed" } : undefined })),
+        grid: { left: 48, right: lines.some((l) => l.name === "pool bound") ? 48 : 8, top: 48, bottom: 24 },
+        xAxis: { type: "time", min: new Date(s.from).getTime(), max: new Date(s.to).getTime(), splitNumber: 3,
+          axisLabel: { formatter: (v) => clock(v), hideOverlap: true, fontSize: 10 } },
+        // The bound on an axis of its own: its 2,000/s would flatten an idle service's committed line.
+        yAxis: [{ type: "value", name: c.unit, nameTextStyle: { fontSize: 10 } },
+          { type: "value", name: "bound", show: lines.some((l) => l.name === "pool bound"), splitLine: { show: false }, nameTextStyle: { fontSize: 10 } }],
+        series: lines.map((l, i) => ({ name: l.name, type: "line", showSymbol: false, data: l.points,
+          yAxisIndex: l.name === "pool bound" ? 1 : 0,
+          lineStyle: l.name === "pool bound" ? { type: "dashed" } : undefined,
+          markLine: i === 0 ? { symbol: "none", silent: true, label: { formatter: "run", fontSize: 9 }, lineStyle: { color: "#888" }, data: [{ xAxis: start }] } : undefined })),
       }, true);
     }
   }
