@@ -153,8 +153,10 @@ func WriteHTML(w io.Writer, res *Result) error {
 	if len(s.Published) > 0 {
 		page.Notes = append(page.Notes, "Published (Java): "+strings.Join(s.Published, "; "))
 	}
-	for _, e := range s.Expect {
-		page.Notes = append(page.Notes, "Expected ("+cmp.Or(e.Target, "all")+"): "+e.Says)
+	if len(res.Phases) == 0 { // else the verdict section says what each expected
+		for _, e := range s.Expect {
+			page.Notes = append(page.Notes, "Expected ("+cmp.Or(e.Target, "all")+"): "+e.Says)
+		}
 	}
 	if l := signalLine(s); l != "" {
 		page.Notes = append(page.Notes, l)
@@ -164,6 +166,9 @@ func WriteHTML(w io.Writer, res *Result) error {
 		page.Notes = append([]string{q}, page.Notes...)
 	}
 	var b chart.Builder
+	if sec, ok := verdictSection(&b, res); ok {
+		page.Sections = append(page.Sections, sec)
+	}
 	var tasksLabels []string
 	var tasksSeconds []float64
 	for _, p := range res.Phases {

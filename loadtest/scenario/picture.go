@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/orderlab/orderlab/loadtest/chart"
 )
 
 // Picture is a run's verdict as one chart reads it: per phase and model,
@@ -98,9 +100,43 @@ func Conclusion(res *Result) string {
 	switch {
 	case met+missed == 0:
 		return "Nothing here is held to a figure" + tail + ": read the tables against what each expectation says."
+	case missed == 0 && other == 0 && met == 1:
+		return "The lesson holds: its expectation with a figure was met" + tail + "."
 	case missed == 0 && other == 0:
 		return fmt.Sprintf("The lesson holds: all %d expectations with a figure were met%s.", met, tail)
 	}
 	return fmt.Sprintf("The lesson did not show in full: %d of %d expectations with a figure were missed%s; "+
 		"a busy machine slows every model, so read the figures before the verdicts.", missed+other, met+missed+other, tail)
+}
+
+// verdictSection heads the HTML report with the run's picture: successes
+// per second per model and phase against the bound, success p99 against
+// its target, the conclusion and the verdicts in words.
+func verdictSection(b *chart.Builder, res *Result) (chart.Section, bool) {
+	pic := PictureOf(res)
+	if len(pic.Phases) == 0 || len(res.Scenario.Expect) == 0 {
+		return chart.Section{}, false
+	}
+	var labels []string
+	var ok, bound, p99, target []float64
+	for _, ph := range pic.Phases {
+		for _, m := range ph.Models {
+			label := m.Name
+			if len(pic.Phases) > 1 {
+				label += ", " + ph.Name
+			}
+			labels = append(labels, label)
+			ok, bound = append(ok, m.Succeeded), append(bound, ph.BoundRPS)
+			p99, target = append(p99, 1000*m.P99), append(target, 1000*m.P99Target)
+		}
+	}
+	sec := chart.Section{Title: "Verdict", Notes: []string{Conclusion(res)}}
+	for _, v := range VerdictsOf(res) {
+		sec.Notes = append(sec.Notes, v.String())
+	}
+	sec.Charts = append(sec.Charts, b.BarsAgainst("Successes per second (orders: committed) vs the bound", "/s", labels, ok, "bound", bound))
+	if slices.Max(p99) > 0 {
+		sec.Charts = append(sec.Charts, b.BarsAgainst("Success p99 vs its target", "ms", labels, p99, "target", target))
+	}
+	return sec, true
 }

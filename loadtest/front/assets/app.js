@@ -207,7 +207,7 @@ function drawVerdict(pic) {
   chart.setOption({
     animation: false,
     title: [
-      { text: "Committed per second vs the bound", left: "2%", textStyle: { fontSize: 13 } },
+      { text: "Successes per second (orders: committed) vs the bound", left: "2%", textStyle: { fontSize: 13 } },
       { text: "Success p99 vs its target", left: "35%", textStyle: { fontSize: 13 } },
       { text: "Answers by status", left: "68%", textStyle: { fontSize: 13 } },
     ],
@@ -217,7 +217,7 @@ function drawVerdict(pic) {
     xAxis: [x(0), x(1), x(2)],
     yAxis: [y(0, "/s"), y(1, "ms"), y(2, "answers")],
     series: [
-      { name: "committed/s", type: "bar", xAxisIndex: 0, yAxisIndex: 0, data: ok, label: { show: true, position: "top", fontSize: 10 } },
+      { name: "successes/s", type: "bar", xAxisIndex: 0, yAxisIndex: 0, data: ok, label: { show: true, position: "top", fontSize: 10 } },
       { name: "bound/s", type: "line", xAxisIndex: 0, yAxisIndex: 0, data: bound, lineStyle: { type: "dashed" }, symbol: "rect" },
       { name: "p99 ms", type: "bar", xAxisIndex: 1, yAxisIndex: 1, data: p99, label: { show: true, position: "top", fontSize: 10 } },
       { name: "p99 target ms", type: "line", xAxisIndex: 1, yAxisIndex: 1, data: target, lineStyle: { type: "dashed" }, symbol: "rect" },
