@@ -65,7 +65,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	fs.BoolVar(&p.list, "list", false, "list the scenarios (and whether the lab can stage them) and exit")
 	lab := fs.Bool("lab", inCompose(getenv), "stage the scenario in the running compose lab (the default inside compose)")
 	fs.StringVar(&p.render, "render", "", "write the Markdown and HTML of a result `FILE.json` again, and exit")
-	fs.BoolVar(&r.Quick, "quick", false, "shorten every phase to a few seconds (smoke test; the figures mean nothing)")
+	fs.BoolVar(&r.Quick, "quick", false, "shrink the scenario by one factor (largest pool / 5: pools, clients, rates, bounds) to a few seconds a phase")
 	fs.IntVar(&r.Count, "count", 1, "run the scenario this many times over; the tables quote the median and the range")
 	out := "results"
 	if inCompose(getenv) {
