@@ -13,7 +13,6 @@ import (
 	"runtime"
 
 	"github.com/orderlab/orderlab/services/internal/app"
-	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/pipeline"
@@ -26,37 +25,32 @@ func main() {
 	}
 }
 
-var service = app.Service{Model: "pipeline", Build: build}
+var service = app.Service{Model: "pipeline", Start: start}
 
-// build reads WORKERS (default DB_MAX_CONNS), BATCH_MAX, BATCH_WAIT,
-// QUEUE_CAPACITY, ENQUEUE_WAIT, AUDIT_WORKERS and AUDIT_QUEUE
-// (services/internal/knob), and resizes the stages live when they change.
-func build(d app.Deps) (model.Model, error) {
-	p, err := pipeline.New(pipelineConfig(d.Knobs, d.Audit), d.Store, d.Log, d.Registry, d.Tracer)
+// start registers the pipeline's metrics, and builds each model from
+// WORKERS (default DB_MAX_CONNS), BATCH_MAX, BATCH_WAIT, QUEUE_CAPACITY,
+// ENQUEUE_WAIT, AUDIT_WORKERS and AUDIT_QUEUE (services/internal/knob).
+func start(d app.Deps) (app.Build, error) {
+	met, err := pipeline.NewMetrics(d.Registry, d.Audit != nil)
 	if err != nil {
-		return nil, err // not a nil *Pipeline in a non-nil Model
+		return nil, err
 	}
-	tune(d.Live, p, d.Audit)
-	return p, nil
-}
-
-func pipelineConfig(k *knob.Set, a *audit.Recorder) pipeline.Config {
-	return pipeline.Config{
-		Workers:       k.Int("WORKERS"),
-		BatchMax:      k.Int("BATCH_MAX"),
-		BatchWait:     k.Duration("BATCH_WAIT"),
-		QueueCapacity: k.Int("QUEUE_CAPACITY"),
-		EnqueueWait:   k.Duration("ENQUEUE_WAIT"),
-		PriceWorkers:  runtime.GOMAXPROCS(0),
-		CommitTimeout: k.Duration("REQUEST_TIMEOUT"),
-		AuditWorkers:  k.Int("AUDIT_WORKERS"),
-		AuditQueue:    k.Int("AUDIT_QUEUE"),
-		Audit:         a,
-	}
-}
-
-// tune resizes the stages when their knobs change.
-func tune(live *app.Live, p *pipeline.Pipeline, a *audit.Recorder) {
-	live.On(func(_ context.Context, next *knob.Set) error { return p.Resize(pipelineConfig(next, a)) },
-		"WORKERS", "BATCH_MAX", "BATCH_WAIT", "QUEUE_CAPACITY", "ENQUEUE_WAIT", "AUDIT_WORKERS", "AUDIT_QUEUE")
+	return func(k *knob.Set) (model.Model, error) {
+		p, err := pipeline.New(pipeline.Config{
+			Workers:       k.Int("WORKERS"),
+			BatchMax:      k.Int("BATCH_MAX"),
+			BatchWait:     k.Duration("BATCH_WAIT"),
+			QueueCapacity: k.Int("QUEUE_CAPACITY"),
+			EnqueueWait:   k.Duration("ENQUEUE_WAIT"),
+			PriceWorkers:  runtime.GOMAXPROCS(0),
+			CommitTimeout: k.Duration("REQUEST_TIMEOUT"),
+			AuditWorkers:  k.Int("AUDIT_WORKERS"),
+			AuditQueue:    k.Int("AUDIT_QUEUE"),
+			Audit:         d.Audit,
+		}, d.Store, d.Log, met, d.Tracer)
+		if err != nil {
+			return nil, err // not a nil *Pipeline in a non-nil Model
+		}
+		return p, nil
+	}, nil
 }

@@ -2,11 +2,10 @@
 // limit in front of the pool: the Go counterpart of virtual threads guarded
 // by Semaphore(25). The limit is fixed (LIMIT=n, x/sync/semaphore) or
 // adaptive (LIMIT=adaptive: it finds the pool's capacity from the pool's
-// own acquire waits). A
-// request takes its permit before its body is read, waits at most
-// LIMIT_WAIT for one and is then rejected with 429 and a Retry-After, so
-// overload never reaches the pool and a rejection costs no decoding. Its
-// model is services/internal/direct's, limited.
+// own acquire waits). A request takes its permit before its body is read,
+// waits at most LIMIT_WAIT for one and is then rejected with 429 and a
+// Retry-After, so overload never reaches the pool and a rejection costs no
+// decoding. Its model is services/internal/direct's, limited.
 package main
 
 import (
@@ -28,44 +27,30 @@ func main() {
 	}
 }
 
-var service = app.Service{Model: "semaphore", Build: build}
+var service = app.Service{Model: "semaphore", Start: start}
 
-// build reads LIMIT (default DB_MAX_CONNS, or adaptive), LIMIT_WAIT,
-// LIMIT_ORDER and, for
-// the adaptive limit, LIMIT_MIN and LIMIT_MAX (services/internal/knob), and
-// changes the limit live when they change. The adaptive limit watches the
-// store's pool (limiter.Config.PoolWaits).
-func build(d app.Deps) (model.Model, error) {
-	k := d.Knobs
-	lc := limiter.Config{Permits: k.Int("LIMIT"), Adaptive: k.Word("LIMIT"), Wait: k.Duration("LIMIT_WAIT"),
-		NewestFirst: k.Text("LIMIT_ORDER") == "lifo", Min: k.Int("LIMIT_MIN"), Max: k.Int("LIMIT_MAX")}
-	lc.PoolWaits = func() limiter.PoolWaits {
-		acquires, waited, waitTime := d.Store.AcquireWaits()
-		return limiter.PoolWaits{Acquires: acquires, Waited: waited, WaitTime: waitTime}
-	}
-	lim, err := limiter.New(lc, d.Registry, d.Tracer)
+// start registers the limiter's metrics, and builds each model from LIMIT
+// (default DB_MAX_CONNS, or adaptive), LIMIT_WAIT, LIMIT_ORDER and, for the
+// adaptive limit, LIMIT_MIN and LIMIT_MAX (services/internal/knob). The
+// adaptive limit watches the store's pool (limiter.Config.PoolWaits).
+func start(d app.Deps) (app.Build, error) {
+	met, err := limiter.NewMetrics(d.Registry)
 	if err != nil {
 		return nil, err
 	}
-	tuneLimit(d.Live, lim)
-	return direct.Limited(d.Store, lim, d.Audit), nil
-}
-
-// tuneLimit changes the limit when its knobs change.
-func tuneLimit(live *app.Live, l *limiter.Limiter) {
-	// Bounds first: a switch to adaptive starts within the new ones.
-	live.On(func(_ context.Context, next *knob.Set) error {
-		return l.SetBounds(next.Int("LIMIT_MIN"), next.Int("LIMIT_MAX"))
-	}, "LIMIT_MIN", "LIMIT_MAX")
-	live.On(func(_ context.Context, next *knob.Set) error {
-		return l.SetLimit(next.Int("LIMIT"), next.Word("LIMIT"))
-	}, "LIMIT")
-	live.On(func(_ context.Context, next *knob.Set) error {
-		l.SetWait(next.Duration("LIMIT_WAIT"))
-		return nil
-	}, "LIMIT_WAIT")
-	live.On(func(_ context.Context, next *knob.Set) error {
-		l.SetOrder(next.Text("LIMIT_ORDER") == "lifo")
-		return nil
-	}, "LIMIT_ORDER")
+	poolWaits := func() limiter.PoolWaits {
+		acquires, waited, waitTime := d.Store.AcquireWaits()
+		return limiter.PoolWaits{Acquires: acquires, Waited: waited, WaitTime: waitTime}
+	}
+	return func(k *knob.Set) (model.Model, error) {
+		lim, err := limiter.New(limiter.Config{
+			Permits: k.Int("LIMIT"), Adaptive: k.Word("LIMIT"), Wait: k.Duration("LIMIT_WAIT"),
+			NewestFirst: k.Text("LIMIT_ORDER") == "lifo", Min: k.Int("LIMIT_MIN"), Max: k.Int("LIMIT_MAX"),
+			PoolWaits: poolWaits,
+		}, met, d.Tracer)
+		if err != nil {
+			return nil, err
+		}
+		return direct.Limited(d.Store, lim, d.Audit), nil
+	}, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/direct"
+	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/model"
 )
 
@@ -23,8 +24,10 @@ func main() {
 	}
 }
 
-var service = app.Service{Model: "unbounded", Build: build}
+var service = app.Service{Model: "unbounded", Start: start}
 
-// build: the unbounded model has no knobs of its own; DB_MAX_CONNS and
+// start: the unbounded model has no knobs of its own; DB_MAX_CONNS and
 // REQUEST_TIMEOUT are all that shape it.
-func build(d app.Deps) (model.Model, error) { return direct.Unlimited(d.Store, d.Audit), nil }
+func start(d app.Deps) (app.Build, error) {
+	return func(*knob.Set) (model.Model, error) { return direct.Unlimited(d.Store, d.Audit), nil }, nil
+}

@@ -35,13 +35,9 @@ import (
 // Version is set at build time with -ldflags "-X ...app.Version=...".
 var Version = "dev"
 
-// Deps are what a model is built from.
+// Deps are what a model is built from, besides its knobs.
 type Deps struct {
-	Store *postgres.Store
-	// Knobs are the knobs at start; Live applies later changes: a model
-	// registers there what it does when one of its own knobs changes.
-	Knobs    *knob.Set
-	Live     *Live
+	Store    *postgres.Store
 	Log      *slog.Logger
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
@@ -50,15 +46,18 @@ type Deps struct {
 	Audit *audit.Recorder
 }
 
-// Builder builds a model once the store is open.
-type Builder func(Deps) (model.Model, error)
+// Build builds a model from its knobs: at start, and again at every live
+// change of one of the model's own knobs (generations.go).
+type Build func(*knob.Set) (model.Model, error)
 
 // Service describes one binary.
 type Service struct {
 	// Model names the concurrency model: unbounded, semaphore or pipeline;
 	// it selects the knobs that apply (services/internal/knob).
 	Model string
-	Build Builder
+	// Start makes, once the store is open, what every generation of the
+	// model shares (its metrics), and returns how to build one.
+	Start func(Deps) (Build, error)
 }
 
 // Run is the whole life of a service: read the settings, start, serve until
@@ -118,16 +117,22 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err != nil {
 		return err
 	}
-	m, err := svc.Build(Deps{Store: store, Knobs: knobs, Live: live, Log: log, Registry: reg, Tracer: tp, Audit: auditor})
+	build, err := svc.Start(Deps{Store: store, Log: log, Registry: reg, Tracer: tp, Audit: auditor})
+	if err != nil {
+		return fmt.Errorf("start %s model: %w", svc.Model, err)
+	}
+	m, err := newGenerations(build, knobs, log, func() time.Duration { return live.Current().Duration("SHUTDOWN_TIMEOUT") })
 	if err != nil {
 		return fmt.Errorf("build %s model: %w", svc.Model, err)
 	}
+	live.On(func(_ context.Context, next *knob.Set) error { return m.swap(next) }, modelKnobs(svc.Model)...)
 	serving := false
 	defer func() {
 		if !serving { // a failed start: stop the model's goroutines
 			cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 			defer cancel()
 			_ = m.Close(cctx)
+			_ = auditor.Wait(cctx)
 		}
 	}()
 	var ready atomic.Bool
@@ -193,6 +198,9 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err := m.Close(sctx); err != nil {
 		errs = append(errs, fmt.Errorf("model drain: %w", err))
 	}
+	if err := auditor.Wait(sctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := adminSrv.Shutdown(sctx); err != nil {
 		errs = append(errs, fmt.Errorf("admin shutdown: %w", err))
 	}
@@ -244,4 +252,16 @@ func adminHandler(reg *prometheus.Registry, live *Live, token string, leaks rele
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return mux
+}
+
+// modelKnobs are the knobs of model's own (LIMIT..., WORKERS...): a change
+// of any builds a new generation of the model (generations.go).
+func modelKnobs(model string) []string {
+	var names []string
+	for _, k := range knob.All {
+		if k.Live && len(k.Models) > 0 && k.AppliesTo(model) {
+			names = append(names, k.Name)
+		}
+	}
+	return names
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/orderlab/orderlab/services/internal/httpserver"
 	"github.com/orderlab/orderlab/services/internal/knob"
-	"github.com/orderlab/orderlab/services/internal/model"
 )
 
 func TestEnvReportsEveryBadVariable(t *testing.T) {
@@ -92,7 +91,7 @@ func TestEnvLogsNoSecretOfAKeywordValueDSN(t *testing.T) {
 // Run checks every setting, the model's own and the tracer's, before it
 // logs "starting" or opens anything.
 func TestRunRefusesBadSettingsBeforeStarting(t *testing.T) {
-	svc := Service{Model: "semaphore", Build: func(Deps) (model.Model, error) { panic("built with bad settings") }}
+	svc := Service{Model: "semaphore", Start: func(Deps) (Build, error) { panic("built with bad settings") }}
 	for _, tc := range []struct {
 		vars map[string]string
 		want string

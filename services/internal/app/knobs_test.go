@@ -16,13 +16,14 @@ import (
 	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/apptest"
 	"github.com/orderlab/orderlab/services/internal/direct"
+	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/model"
 )
 
 const token = "t0ken-for-tests"
 
-var unbounded = app.Service{Model: "unbounded", Build: func(d app.Deps) (model.Model, error) {
-	return direct.Unlimited(d.Store, d.Audit), nil
+var unbounded = app.Service{Model: "unbounded", Start: func(d app.Deps) (app.Build, error) {
+	return func(*knob.Set) (model.Model, error) { return direct.Unlimited(d.Store, d.Audit), nil }, nil
 }}
 
 func problem(t *testing.T, r apptest.Response, status int) api.Problem {

@@ -66,9 +66,10 @@ func (m *Model) Admit(ctx context.Context, _ model.Op) (model.Admitted, error) {
 	return &admitted{m: m, permit: p}, nil
 }
 
-// Close waits for the audit goroutines; in-flight requests are the HTTP
-// server's, and so are the permits they hold.
-func (m *Model) Close(ctx context.Context) error { return m.audit.Wait(ctx) }
+// Close has nothing to stop: in-flight requests are the HTTP server's, and
+// so are the permits they hold; the audit goroutines are the Recorder's,
+// which the service waits for when it stops.
+func (m *Model) Close(context.Context) error { return nil }
 
 // admitted is a request let in, with its permit when a limiter gave one.
 type admitted struct {

@@ -82,7 +82,7 @@ var All = []Knob{
 	// semaphore: the limit in front of the pool.
 	{Name: "LIMIT", Kind: IntOr, Unit: "permits", Min: 1, Max: 100_000, Values: []string{"adaptive"}, DefaultFrom: "DB_MAX_CONNS",
 		Models: semaphore, Live: true,
-		Meaning: "permits, or adaptive: a limit that follows the database's latency; held permits stay valid across a change"},
+		Meaning: "permits, or adaptive: a limit that follows the database's latency"},
 	{Name: "LIMIT_WAIT", Kind: Duration, Min: 0, Max: 60 * s, Default: "100ms", Models: semaphore, Live: true,
 		Meaning: "longest wait for a permit before 429 (0: reject at once)"},
 	{Name: "LIMIT_ORDER", Kind: Enum, Values: []string{"fifo", "lifo"}, Default: "fifo", Models: semaphore, Live: true,
@@ -94,13 +94,13 @@ var All = []Knob{
 
 	// pipeline: the stages and their queues.
 	{Name: "WORKERS", Kind: Int, Unit: "goroutines", Min: 1, Max: 10_000, DefaultFrom: "DB_MAX_CONNS", Models: pipeline, Live: true,
-		Meaning: "persist workers (at most DB_MAX_CONNS); a shrinking worker finishes its batch first"},
+		Meaning: "persist workers (at most DB_MAX_CONNS)"},
 	{Name: "BATCH_MAX", Kind: Int, Unit: "orders", Min: 1, Max: 1_000, Default: "64", Models: pipeline, Live: true,
 		Meaning: "orders per transaction at most"},
 	{Name: "BATCH_WAIT", Kind: Duration, Min: 0, Max: s, Default: "2ms", Models: pipeline, Live: true,
 		Meaning: "how long a worker waits to fill a batch"},
 	{Name: "QUEUE_CAPACITY", Kind: Int, Unit: "orders", Min: 1, Max: 1_000_000, Default: "1024", Models: pipeline, Live: true,
-		Meaning: "intake queue slots; a shrink below the depth stops intake until it drains, nothing queued is dropped"},
+		Meaning: "intake queue slots"},
 	{Name: "ENQUEUE_WAIT", Kind: Duration, Min: 0, Max: 60 * s, Default: "0s", Models: pipeline, Live: true,
 		Meaning: "longest wait for an intake slot before 429 (0: reject at once)"},
 	{Name: "AUDIT_WORKERS", Kind: Int, Unit: "goroutines", Min: 1, Max: 10_000, Default: "4", Models: pipeline, Live: true,

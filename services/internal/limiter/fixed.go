@@ -3,37 +3,32 @@ package limiter
 import (
 	"context"
 
-	"github.com/orderlab/orderlab/services/internal/gate"
+	"golang.org/x/sync/semaphore"
 )
 
-// fixed is LIMIT=n: n permits whose waiters are served in arrival order,
-// or newest first (LIMIT_ORDER).
-// n changes live (resize): a smaller n revokes no permit held, and admits
-// nobody until fewer than n are held.
+// fixed is LIMIT=n: n permits of golang.org/x/sync's semaphore, whose
+// waiters are served in arrival order.
 type fixed struct {
-	g *gate.Gate
+	sem *semaphore.Weighted
+	n   int
 }
 
-func newFixed(n int) *fixed { return &fixed{g: gate.New(n)} }
+func newFixed(n int) *fixed { return &fixed{sem: semaphore.NewWeighted(int64(n)), n: n} }
 
-func (f *fixed) release(bool) { f.g.Release() }
+func (f *fixed) release(bool) { f.sem.Release(1) }
 
 func (f *fixed) tryAcquire() (func(bool), bool) {
-	if !f.g.TryAcquire() {
+	if !f.sem.TryAcquire(1) {
 		return nil, false
 	}
 	return f.release, true
 }
 
 func (f *fixed) acquire(ctx context.Context) (func(bool), error) {
-	if err := f.g.Acquire(ctx); err != nil {
+	if err := f.sem.Acquire(ctx, 1); err != nil {
 		return nil, err
 	}
 	return f.release, nil
 }
 
-func (f *fixed) setOrder(newestFirst bool) { f.g.SetOrder(newestFirst) }
-
-func (f *fixed) limit() int { return f.g.Size() }
-
-func (f *fixed) resize(n int) { f.g.Resize(n) }
+func (f *fixed) limit() int { return f.n }

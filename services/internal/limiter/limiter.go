@@ -1,18 +1,20 @@
 // Package limiter owns the limit on concurrent database access in the
-// semaphore service: a fixed number of permits (x/sync/semaphore) or an
+// semaphore service: a fixed number of permits, golang.org/x/sync's
+// semaphore (fixed.go) or served newest first (newestfirst.go), or an
 // adaptive limit that finds the pool's capacity, from the pool's own
 // acquire waits when it can read them (poolwait.go) or else from latency
-// (failsafe-go's adaptivelimiter, adaptive.go), with their metrics, wait
-// spans and Retry-After.
+// (failsafe-go's adaptivelimiter, adaptive.go); with their metrics
+// (metrics.go), wait spans and Retry-After. A Limiter never changes: a
+// live change of its knobs builds a new one (services/internal/app,
+// generations.go).
 package limiter
 
 import (
 	"context"
-	"sync"
+	"fmt"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -53,10 +55,9 @@ const (
 	ReasonWaitTimeout = "wait_timeout"
 )
 
-// permits is where the permits come from: a fixed semaphore or the
-// adaptive limiter. A returned release func gives the permit back; done says
-// whether the work ran to completion (an adaptive limit learns from those
-// only).
+// permits is where the permits come from: a semaphore or an adaptive
+// limit. A returned release func gives the permit back; done says whether
+// the work ran to completion (an adaptive limit learns from those only).
 type permits interface {
 	// tryAcquire takes a permit if one is free now.
 	tryAcquire() (release func(done bool), ok bool)
@@ -71,80 +72,61 @@ type permits interface {
 // Config.Wait for one; after that it is rejected, so that a saturated
 // service answers 429 at once instead of queueing in front of the pool.
 type Limiter struct {
-	// cur issues new permits; a permit held goes back to the issuer that
-	// gave it, whatever cur is by then (a live LIMIT change: live.go).
-	cur    atomic.Pointer[issuer]
-	wait   atomic.Int64 // LIMIT_WAIT, as a time.Duration
-	tracer trace.Tracer
-	// mu serialises the setters, which keep cfg as the live values.
-	mu  sync.Mutex
-	cfg Config
+	permits permits
+	mode    string // the mode label of orderlab_limiter_limit: fixed or adaptive
+	wait    time.Duration
+	tracer  trace.Tracer
+	met     *Metrics
 	// released counts permits given back, for Retry-After.
 	released *overload.ReleaseRate
-
-	inUse   atomic.Int64
-	waiters atomic.Int64
-
-	waitSeconds *prometheus.HistogramVec
-	rejections  *prometheus.CounterVec
+	waiters  atomic.Int64
 }
 
-// New returns a Limiter for cfg with its metrics registered on reg.
-func New(cfg Config, reg prometheus.Registerer, tp trace.TracerProvider) (*Limiter, error) {
-	l := &Limiter{
-		cfg:      cfg,
-		tracer:   tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter"),
-		released: overload.NewReleaseRate(),
-		waitSeconds: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_limiter_wait_seconds",
-			"Time waited for a permit, by outcome (acquired, rejected, canceled).",
-			[]float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}), []string{"outcome"}),
-		rejections: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "orderlab_limiter_rejections_total",
-			Help: "Requests answered 429 by the limiter, by reason (at_limit, queue_full, wait_timeout).",
-		}, []string{"reason"}),
-	}
-	l.wait.Store(int64(cfg.Wait))
-	is, err := newIssuer(cfg)
+// New returns a Limiter for cfg that reports to met, which it becomes the
+// limit of (orderlab_limiter_limit).
+func New(cfg Config, met *Metrics, tp trace.TracerProvider) (*Limiter, error) {
+	p, mode, err := newPermits(cfg)
 	if err != nil {
 		return nil, err
 	}
-	l.cur.Store(is)
-	for _, r := range []string{ReasonAtLimit, ReasonQueueFull, ReasonWaitTimeout} {
-		l.rejections.WithLabelValues(r) // every reason is exported from the start
-	}
-	cs := []prometheus.Collector{
-		l.waitSeconds, l.rejections, limitCollector{l},
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "orderlab_limiter_permits_in_use", Help: "Permits held now: requests in flight past the limiter.",
-		}, func() float64 { return float64(l.inUse.Load()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "orderlab_limiter_waiters", Help: "Requests queued for a permit now.",
-		}, func() float64 { return float64(l.waiters.Load()) }),
-	}
-	if err := telemetry.Register(reg, cs...); err != nil {
-		return nil, err
-	}
+	l := &Limiter{permits: p, mode: mode, wait: max(cfg.Wait, 0), met: met, released: overload.NewReleaseRate(),
+		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter")}
+	met.cur.Store(l)
 	return l, nil
 }
 
+func newPermits(cfg Config) (permits, string, error) {
+	switch {
+	case cfg.Adaptive && cfg.PoolWaits != nil:
+		p, err := newPoolLimit(cfg)
+		return p, "adaptive", err
+	case cfg.Adaptive:
+		a, err := newAdaptive(cfg)
+		return a, "adaptive", err
+	case cfg.Permits < 1:
+		return nil, "", fmt.Errorf("limiter: want at least one permit, got %d", cfg.Permits)
+	case cfg.NewestFirst:
+		return newNewestFirst(cfg.Permits), "fixed", nil
+	}
+	return newFixed(cfg.Permits), "fixed", nil
+}
+
 // Limit is the current limit.
-func (l *Limiter) Limit() int { return l.cur.Load().limit() }
+func (l *Limiter) Limit() int { return l.permits.limit() }
 
 // Acquire takes a permit, waiting at most the Limiter's wait; its Release
-// gives it back to where it came from. When none comes in time the
-// error is an *overload.RejectedError with a Retry-After derived from the
-// queue in front of the permits and the rate they are given back; when ctx
-// ends first it is ctx's error. The wait is a limiter.wait span under ctx's
-// span when ctx's request is traced; a request admitted before its span
-// began (the API's gate) gets the span from Permit.Bind, and a rejection
-// there gets none: it is counted, not traced (docs/admission.md).
+// gives it back. When none comes in time the error is an
+// *overload.RejectedError with a Retry-After derived from the queue in
+// front of the permits and the rate they are given back; when ctx ends
+// first it is ctx's error. The wait is a limiter.wait span under ctx's
+// span when ctx's request is traced; a rejection is counted, not traced
+// (docs/admission.md).
 func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
-	is := l.cur.Load()
-	w := waitSpan{start: time.Now(), limit: is.limit(), waiters: l.waiters.Load()}
-	release, ok := is.tryAcquire()
+	w := waitSpan{start: time.Now(), limit: l.permits.limit(), waiters: l.waiters.Load()}
+	release, ok := l.permits.tryAcquire()
 	if !ok {
 		var reason string
-		release, reason = l.waitForPermit(ctx, is)
+		release, reason = l.waitForPermit(ctx)
 		if release == nil {
 			w.waited = time.Since(w.start)
 			if ctx.Err() != nil {
@@ -152,27 +134,25 @@ func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
 				return nil, ctx.Err()
 			}
 			l.observe(ctx, &w, "rejected", "rejected: "+reason)
-			l.rejections.WithLabelValues(reason).Inc()
+			l.met.rejections.WithLabelValues(reason).Inc()
 			return nil, &overload.RejectedError{Resource: "semaphore", Waited: w.waited,
 				RetryAfter: l.released.RetryAfter(int(l.waiters.Load()))}
 		}
 	}
 	w.waited = time.Since(w.start)
 	l.observe(ctx, &w, "acquired", "")
-	l.inUse.Add(1)
-	p := &Permit{l: l, ctx: ctx, release: release, wait: w}
-	p.traced = w.traced(ctx)
-	return p, nil
+	l.met.inUse.Add(1)
+	return &Permit{l: l, ctx: ctx, release: release, wait: w, traced: w.traced(ctx)}, nil
 }
 
+// observe counts the wait by outcome, and records it as a span.
 func (l *Limiter) observe(ctx context.Context, w *waitSpan, outcome, failure string) {
-	telemetry.Observe(ctx, l.waitSeconds.WithLabelValues(outcome), w.waited.Seconds())
+	telemetry.Observe(ctx, l.met.waitSeconds.WithLabelValues(outcome), w.waited.Seconds())
 	w.outcome, w.failure = outcome, failure
 	w.record(ctx, l.tracer)
 }
 
-// waitSpan is what the limiter.wait span of one Acquire says, kept so that
-// the span can be recorded once the request's own span exists.
+// waitSpan is what the limiter.wait span of one Acquire says.
 type waitSpan struct {
 	start            time.Time
 	waited           time.Duration
@@ -199,18 +179,18 @@ func (w *waitSpan) record(ctx context.Context, tracer trace.Tracer) {
 	span.End(trace.WithTimestamp(w.start.Add(w.waited)))
 }
 
-// waitForPermit waits at most LIMIT_WAIT for a permit of is. It returns
-// nil and the rejection reason when none came; a zero wait rejects at once.
-func (l *Limiter) waitForPermit(ctx context.Context, is *issuer) (func(done bool), string) {
-	wait := time.Duration(l.wait.Load())
-	if wait <= 0 {
+// waitForPermit waits at most LIMIT_WAIT for a permit. It returns nil and
+// the rejection reason when none came; a zero wait rejects at once.
+func (l *Limiter) waitForPermit(ctx context.Context) (func(done bool), string) {
+	if l.wait <= 0 {
 		return nil, ReasonAtLimit
 	}
 	l.waiters.Add(1)
-	defer l.waiters.Add(-1)
-	wctx, cancel := context.WithTimeout(ctx, wait)
+	l.met.waiters.Add(1)
+	defer func() { l.waiters.Add(-1); l.met.waiters.Add(-1) }()
+	wctx, cancel := context.WithTimeout(ctx, l.wait)
 	defer cancel()
-	release, err := is.acquire(wctx)
+	release, err := l.permits.acquire(wctx)
 	switch {
 	case err == nil:
 		return release, ""
@@ -220,8 +200,7 @@ func (l *Limiter) waitForPermit(ctx context.Context, is *issuer) (func(done bool
 	return nil, ReasonWaitTimeout
 }
 
-// Permit is an acquired permit. Release gives it back to the permits it
-// came from (release), whatever the limit or the mode is by then.
+// Permit is an acquired permit.
 type Permit struct {
 	l       *Limiter
 	ctx     context.Context
@@ -232,7 +211,7 @@ type Permit struct {
 }
 
 // Bind ties a permit taken before its request's span and deadline existed
-// (the API's gate) to the request's context ctx: the wait becomes a
+// (the API's edge) to the request's context ctx: the wait becomes a
 // limiter.wait span under ctx's span, and ctx's deadline decides whether
 // the work completed (Release). Call it on the request's goroutine, before
 // the work.
@@ -251,7 +230,7 @@ func (p *Permit) Release() {
 	if !p.once.CompareAndSwap(false, true) {
 		return
 	}
-	p.l.inUse.Add(-1)
+	p.l.met.inUse.Add(-1)
 	p.l.released.Released()
 	p.release(p.ctx.Err() == nil)
 }

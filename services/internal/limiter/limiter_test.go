@@ -20,7 +20,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newLimiter(t *testing.T, cfg Config) (*Limiter, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
-	l, err := New(cfg, reg, noop.NewTracerProvider())
+	met, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(cfg, met, noop.NewTracerProvider())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +32,7 @@ func newLimiter(t *testing.T, cfg Config) (*Limiter, *prometheus.Registry) {
 }
 
 func rejections(l *Limiter, reason string) float64 {
-	return testutil.ToFloat64(l.rejections.WithLabelValues(reason))
+	return testutil.ToFloat64(l.met.rejections.WithLabelValues(reason))
 }
 
 func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
@@ -38,7 +42,7 @@ func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if got := l.inUse.Load(); got != 2 {
+	if got := l.met.inUse.Load(); got != 2 {
 		t.Errorf("in use = %d, want 2", got)
 	}
 	_, err := l.Acquire(context.Background())
@@ -63,7 +67,7 @@ func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	}
 	r2.Release()
 	r3.Release()
-	if got := l.inUse.Load(); got != 0 {
+	if got := l.met.inUse.Load(); got != 0 {
 		t.Errorf("in use after releases = %d", got)
 	}
 }
@@ -154,7 +158,7 @@ func TestLimitMetric(t *testing.T) {
 // of waiters beyond that and all of them at three times it, as queue_full.
 func TestAdaptiveQueueIsBounded(t *testing.T) {
 	l, _ := newLimiter(t, Config{Adaptive: true, Min: 2, Max: 2, Wait: 10 * time.Second})
-	a := l.cur.Load().permits.(*adaptive)
+	a := l.permits.(*adaptive)
 	var held []*Permit
 	for range 2 {
 		tk, err := l.Acquire(context.Background())
@@ -195,7 +199,7 @@ func TestAdaptiveQueueIsBounded(t *testing.T) {
 	for _, tk := range held {
 		tk.Release()
 	}
-	if l.inUse.Load() != 0 || l.waiters.Load() != 0 {
-		t.Errorf("in use %d, waiters %d after all left", l.inUse.Load(), l.waiters.Load())
+	if l.met.inUse.Load() != 0 || l.waiters.Load() != 0 {
+		t.Errorf("in use %d, waiters %d after all left", l.met.inUse.Load(), l.waiters.Load())
 	}
 }

@@ -160,6 +160,7 @@ func newPoolLimit(cfg Config) (*poolLimit, error) {
 	}
 	start := min(max(20, lo), hi)
 	p := &poolLimit{g: gate.New(start), lo: lo, hi: hi, waits: cfg.PoolWaits, now: time.Now, cur: start}
+	p.g.SetOrder(cfg.NewestFirst)
 	p.last = p.waits()
 	p.due.Store(p.now().Add(poolWindow).UnixNano())
 	p.cutAt.Store(-1 << 63)
@@ -202,8 +203,6 @@ func (p *poolLimit) acquire(ctx context.Context) (func(bool), error) {
 	}
 	return p.admitted(), nil
 }
-
-func (p *poolLimit) setOrder(newestFirst bool) { p.g.SetOrder(newestFirst) }
 
 func (p *poolLimit) limit() int { return p.g.Size() }
 

@@ -1,6 +1,8 @@
 package limiter
 
 import (
+	"go.opentelemetry.io/otel/trace/noop"
+
 	"fmt"
 	"strconv"
 	"testing"
@@ -191,7 +193,7 @@ func TestPoolLimitHoldsWithoutEvidence(t *testing.T) {
 func TestSignalMetric(t *testing.T) {
 	waits := PoolWaits{}
 	l, reg := newLimiter(t, Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return waits }})
-	p := l.cur.Load().permits.(*poolLimit)
+	p := l.permits.(*poolLimit)
 	now := time.Unix(0, 0)
 	p.now = func() time.Time { return now }
 	p.due.Store(now.Add(poolWindow).UnixNano())
@@ -216,7 +218,7 @@ func TestSignalMetric(t *testing.T) {
 	if got := signals(); got["pool_wait_share"] != 0.25 || len(got) != 2 {
 		t.Errorf("signals %v, want pool_wait_share 0.25 and hold_vs_baseline", got)
 	}
-	if err := l.SetLimit(5, false); err != nil {
+	if _, err := New(Config{Permits: 5}, l.met, noop.NewTracerProvider()); err != nil { // a live change to a fixed limit
 		t.Fatal(err)
 	}
 	if got := signals(); len(got) != 0 {

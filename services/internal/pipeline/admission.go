@@ -137,7 +137,7 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 		t.slot = true
 		return t, nil
 	}
-	if wait := p.config().EnqueueWait; wait > 0 {
+	if wait := p.cfg.EnqueueWait; wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		if p.slots.Acquire(wctx) == nil {

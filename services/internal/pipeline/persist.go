@@ -54,7 +54,7 @@ func (p *Pipeline) work(first *job) {
 // queued, and what arrives within BatchWait of first. A connection hold
 // ends the batch and is returned to run after it.
 func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
-	cfg := p.config()
+	cfg := p.cfg
 	batch = append(make([]*job, 0, cfg.BatchMax), first)
 	timer := time.NewTimer(cfg.BatchWait)
 	defer timer.Stop()

@@ -19,8 +19,7 @@
 // the edge instead of stalling the orders already admitted behind a full
 // audit queue.
 //
-// Every queue is bounded, by a gate (services/internal/gate) whose size
-// changes live (resize.go). When the workers fall behind the persist queue
+// Every queue is bounded, by a gate (services/internal/gate). When the workers fall behind the persist queue
 // fills, pricing blocks, the intake queue fills, and Admit rejects: the
 // backpressure reaches the HTTP edge as a 429 instead of piling up goroutines.
 package pipeline
@@ -33,7 +32,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/audit"
@@ -82,17 +80,17 @@ type Config struct {
 // backpressure all the same.
 const maxHandoff = 1024
 
-// Pipeline runs the stages. Start it with New, stop it with Close; Resize
-// changes its sizes while it runs (resize.go).
+// Pipeline runs the stages. Start it with New, stop it with Close. Its
+// sizes never change: a live change of its knobs builds a new Pipeline
+// (services/internal/app, generations.go).
 type Pipeline struct {
-	cfg    Config                 // as started: PriceWorkers, CommitTimeout and Audit
-	live   atomic.Pointer[Config] // the live sizes (Resize)
+	cfg    Config
 	store  Store
 	log    *slog.Logger
 	tracer trace.Tracer
-	m      *metrics
+	m      *Metrics
 
-	mu     sync.RWMutex // guards closed against sends on a closed intake, and Resize
+	mu     sync.RWMutex // guards closed against sends on a closed intake
 	closed bool
 	// slots holds one permit per reserved intake slot (QUEUE_CAPACITY):
 	// taken by Admit, given back when the price stage takes the job off
@@ -119,8 +117,8 @@ type Pipeline struct {
 	stopped                           chan struct{}
 }
 
-// New starts a pipeline over store with its metrics registered on reg.
-func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (*Pipeline, error) {
+// New starts a pipeline over store that reports to met.
+func New(cfg Config, store Store, log *slog.Logger, met *Metrics, tp trace.TracerProvider) (*Pipeline, error) {
 	if cfg.Workers < 1 || cfg.BatchMax < 1 || cfg.QueueCapacity < 1 || cfg.PriceWorkers < 1 {
 		return nil, fmt.Errorf("pipeline: workers, batch max, queue capacity and price workers must be positive: %+v", cfg)
 	}
@@ -154,15 +152,10 @@ func New(cfg Config, store Store, log *slog.Logger, reg prometheus.Registerer, t
 		auditReleased:  overload.NewReleaseRate(),
 		stopped:        make(chan struct{}),
 	}
-	live := cfg
-	p.live.Store(&live)
 	p.workers = newCrew(nil)
 	p.auditors = newCrew(p.audits.wake)
-	m, err := newMetrics(reg, p)
-	if err != nil {
-		return nil, err
-	}
-	p.m = m
+	p.m = met
+	met.cur.Store(p)
 
 	var price sync.WaitGroup
 	for range cfg.PriceWorkers {

@@ -59,7 +59,11 @@ func openStore(t *testing.T) *postgres.Store {
 
 func newPipeline(t *testing.T, cfg Config, st Store) (*Pipeline, *prometheus.Registry) {
 	reg := prometheus.NewRegistry()
-	p, err := New(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)), reg, noop.NewTracerProvider())
+	met, err := NewMetrics(reg, cfg.Audit != nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)), met, noop.NewTracerProvider())
 	if err != nil {
 		t.Fatal(err)
 	}
