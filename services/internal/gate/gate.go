@@ -1,11 +1,11 @@
-// Package gate is a counting semaphore whose size changes while it is in
-// use: the fixed limit of the semaphore service (LIMIT=n) and the
-// pipeline's intake and audit slots (QUEUE_CAPACITY, AUDIT_QUEUE), which
-// the knobs change live. Waiters are served in arrival order, as
-// golang.org/x/sync/semaphore's are, or newest first (SetOrder: the
-// semaphore's LIMIT_ORDER=lifo, docs/admission.md). A smaller size revokes
-// nothing: the permits held stay valid, and no new one is given until fewer
-// than the new size are held.
+// Package gate is a counting semaphore whose waiters can be served newest
+// first and whose size can change while it is in use: what
+// golang.org/x/sync/semaphore cannot do. The semaphore service uses it for
+// LIMIT_ORDER=lifo (services/internal/limiter, newestfirst.go) and for the
+// adaptive limit on the pool, which moves its size every window
+// (poolwait.go); a fixed limit served in arrival order is x/sync's. A
+// smaller size revokes nothing: the permits held stay valid, and no new
+// one is given until fewer than the new size are held.
 package gate
 
 import (

@@ -39,7 +39,7 @@ type ticket struct {
 }
 
 // Bind records the admission's pipeline.enqueue span under ctx's span when
-// the ticket was taken before its request's span began (the API's gate).
+// the ticket was taken before its request's span began (the API's edge).
 func (t *ticket) Bind(ctx context.Context) {
 	if !t.wait.recorded {
 		t.wait.record(ctx, t.p.tracer)
@@ -77,11 +77,11 @@ func (w *enqueueSpan) record(ctx context.Context, tracer trace.Tracer) {
 func (t *ticket) Release() {
 	if t.slot {
 		t.slot = false
-		t.p.slots.Release()
+		<-t.p.slots
 	}
 	if t.audit {
 		t.audit = false
-		t.p.auditSlots.Release()
+		<-t.p.auditSlots
 	}
 }
 
@@ -102,9 +102,10 @@ func (p *Pipeline) Admit(ctx context.Context, op model.Op) (model.Admitted, erro
 	return t, nil
 }
 
-// admit reserves the slots of op.
+// admit reserves the slots of op: a send on a full slots channel fails at
+// once (select with default), or after ENQUEUE_WAIT.
 func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error) {
-	t := &ticket{p: p, wait: enqueueSpan{start: time.Now(), length: p.intake.len(), capacity: p.slots.Size()}}
+	t := &ticket{p: p, wait: enqueueSpan{start: time.Now(), length: len(p.intake), capacity: cap(p.intake)}}
 	outcome := "enqueued"
 	defer func() {
 		t.wait.waited, t.wait.outcome = time.Since(t.wait.start), outcome
@@ -128,28 +129,33 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 		}
 	}()
 	if op == model.PlaceOrder && p.cfg.Audit.Enabled() {
-		if !p.auditSlots.TryAcquire() {
-			return nil, reject(ReasonAuditFull, "audit queue", p.auditReleased, p.auditSlots.Held())
+		select {
+		case p.auditSlots <- struct{}{}:
+			t.audit = true
+		default:
+			return nil, reject(ReasonAuditFull, "audit queue", p.auditReleased, len(p.auditSlots))
 		}
-		t.audit = true
 	}
-	if p.slots.TryAcquire() {
+	select {
+	case p.slots <- struct{}{}:
 		t.slot = true
 		return t, nil
+	default:
 	}
-	if wait := p.cfg.EnqueueWait; wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		if p.slots.Acquire(wctx) == nil {
+	if p.cfg.EnqueueWait > 0 {
+		timer := time.NewTimer(p.cfg.EnqueueWait)
+		defer timer.Stop()
+		select {
+		case p.slots <- struct{}{}:
 			t.slot = true
 			return t, nil
-		}
-		if ctx.Err() != nil {
+		case <-ctx.Done():
 			outcome = "canceled"
 			return nil, ctx.Err()
+		case <-timer.C:
 		}
 	}
-	return nil, reject(ReasonIntakeFull, "queue", p.intakeReleased, p.slots.Held())
+	return nil, reject(ReasonIntakeFull, "queue", p.intakeReleased, len(p.slots))
 }
 
 func (p *Pipeline) isClosed() bool {
@@ -162,8 +168,8 @@ func (p *Pipeline) isClosed() bool {
 // admitted for a read, or used already. A bug of the caller's.
 var errNoSlot = errors.New("pipeline: the request's admission holds no intake slot (admitted for a read, or used already)")
 
-// enqueue hands j the ticket's slots and puts it on the intake queue. The
-// push never blocks: intake's bound is the slots.
+// enqueue hands j the ticket's slots and sends it on intake. The send
+// never blocks: intake has room for every slot.
 func (p *Pipeline) enqueue(tk *ticket, j *job) error {
 	if !tk.slot {
 		return errNoSlot
@@ -175,6 +181,6 @@ func (p *Pipeline) enqueue(tk *ticket, j *job) error {
 	}
 	tk.slot = false // freed by the price stage when it takes j
 	j.audit, tk.audit = tk.audit, false
-	p.intake.push(j)
+	p.intake <- j
 	return nil
 }

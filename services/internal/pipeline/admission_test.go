@@ -39,13 +39,13 @@ func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.slots.Held() != 1 || p.auditSlots.Held() != 1 {
-		t.Fatalf("after Admit: %d intake and %d audit slots reserved, want 1 and 1", p.slots.Held(), p.auditSlots.Held())
+	if len(p.slots) != 1 || len(p.auditSlots) != 1 {
+		t.Fatalf("after Admit: %d intake and %d audit slots reserved, want 1 and 1", len(p.slots), len(p.auditSlots))
 	}
 	tk.Release()
 	tk.Release() // idempotent
-	if p.slots.Held() != 0 || p.auditSlots.Held() != 0 {
-		t.Fatalf("after Release: %d intake and %d audit slots reserved, want none", p.slots.Held(), p.auditSlots.Held())
+	if len(p.slots) != 0 || len(p.auditSlots) != 0 {
+		t.Fatalf("after Release: %d intake and %d audit slots reserved, want none", len(p.slots), len(p.auditSlots))
 	}
 	// A connection hold needs no audit slot.
 	tk, err = p.admit(context.Background(), model.HoldConnection)
@@ -53,7 +53,7 @@ func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tk.Release()
-	if p.auditSlots.Held() != 0 {
+	if len(p.auditSlots) != 0 {
 		t.Errorf("a connection hold reserved an audit slot")
 	}
 }
@@ -84,8 +84,8 @@ func TestRejectionsByReason(t *testing.T) {
 	if _, err := p.admit(ctx, model.PlaceOrder); !errors.As(err, &rej) {
 		t.Fatalf("Admit of an order on a full intake = %v, want a rejection", err)
 	}
-	if p.auditSlots.Held() != 0 {
-		t.Errorf("a rejected order kept %d audit slots", p.auditSlots.Held())
+	if len(p.auditSlots) != 0 {
+		t.Errorf("a rejected order kept %d audit slots", len(p.auditSlots))
 	}
 	held.Release()
 
@@ -97,7 +97,7 @@ func TestRejectionsByReason(t *testing.T) {
 		}
 		defer tk.Release()
 		tk.slot = false // keep the audit slot, give the intake slot back
-		p.slots.Release()
+		<-p.slots
 	}
 	if _, err := p.admit(ctx, model.PlaceOrder); !errors.As(err, &rej) || rej.Resource != "audit queue" {
 		t.Fatalf("Admit with the audit stage full = %v, want an audit queue rejection", err)

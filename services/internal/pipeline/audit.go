@@ -2,8 +2,8 @@ package pipeline
 
 import "github.com/orderlab/orderlab/services/internal/order"
 
-// toAudit hands a newly created order, with its job's reserved slot, to the
-// audit stage, after its handler has been answered. The channel has room
+// toAudit sends a newly created order, with its job's reserved slot, to
+// the audit stage, after its handler has been answered. audits has room
 // for every reserved slot, so this never blocks the worker. Anything else
 // (a replay, a failure) gives the slot back.
 func (p *Pipeline) toAudit(j *job, r order.Result) {
@@ -16,31 +16,26 @@ func (p *Pipeline) toAudit(j *job, r order.Result) {
 	}
 	j.audit = false // the slot now travels with the order
 	p.cfg.Audit.Queued()
-	p.audits.push(r.Order)
+	p.audits <- r.Order
 }
 
 // releaseAudit gives back j's audit slot, if it holds one.
 func (p *Pipeline) releaseAudit(j *job) {
 	if j.audit {
 		j.audit = false
-		p.auditSlots.Release()
+		<-p.auditSlots
 		p.auditReleased.Released()
 	}
 }
 
 // audit is one audit worker: it writes each order's audit record, then
-// frees the order's audit slot. It leaves when the queue is empty and the
-// stage has one worker too many (AUDIT_WORKERS fell: Resize).
+// frees the order's audit slot.
 func (p *Pipeline) audit() {
-	for {
-		o, ok := p.audits.pop(p.auditors.leave)
-		if !ok {
-			return
-		}
+	for o := range p.audits {
 		p.auditBusy.Add(1)
 		p.cfg.Audit.Write(o)
 		p.auditBusy.Add(-1)
-		p.auditSlots.Release()
+		<-p.auditSlots
 		p.auditReleased.Released()
 	}
 }

@@ -81,13 +81,13 @@ func NewMetrics(reg prometheus.Registerer, audit bool) (*Metrics, error) {
 type stageStats struct{ queued, capacity, workers, busy int }
 
 func (p *Pipeline) intakeStats() stageStats {
-	return stageStats{p.intake.len(), p.slots.Size(), p.cfg.PriceWorkers, int(p.priceBusy.Load())}
+	return stageStats{len(p.intake), cap(p.intake), p.cfg.PriceWorkers, int(p.priceBusy.Load())}
 }
 
 func (p *Pipeline) persistStats() stageStats {
-	return stageStats{len(p.persist), p.handoff.Size(), int(p.workers.running.Load()), int(p.persistBusy.Load())}
+	return stageStats{len(p.persist), cap(p.persist), p.cfg.Workers, int(p.persistBusy.Load())}
 }
 
 func (p *Pipeline) auditStats() stageStats {
-	return stageStats{p.audits.len(), p.auditSlots.Size(), int(p.auditors.running.Load()), int(p.auditBusy.Load())}
+	return stageStats{len(p.audits), cap(p.auditSlots), p.cfg.AuditWorkers, int(p.auditBusy.Load())}
 }

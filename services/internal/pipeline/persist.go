@@ -16,24 +16,11 @@ import (
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
-// persistWorker is one persist worker: it takes a job, fills a batch with
-// whatever else is queued (waiting at most BatchWait), and commits it. When
-// the stage has one worker too many (WORKERS fell: Resize), it leaves
-// between batches.
+// persistWorker is one persist worker: it receives a job, fills a batch
+// with whatever else is queued (waiting at most BatchWait), and commits it.
 func (p *Pipeline) persistWorker() {
-	for {
-		select {
-		case first, ok := <-p.persist:
-			if !ok {
-				return
-			}
-			p.handoff.Release()
-			p.work(first)
-		case <-p.workers.woken():
-		}
-		if p.workers.leave() {
-			return
-		}
+	for first := range p.persist {
+		p.work(first)
 	}
 }
 
@@ -54,11 +41,10 @@ func (p *Pipeline) work(first *job) {
 // queued, and what arrives within BatchWait of first. A connection hold
 // ends the batch and is returned to run after it.
 func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
-	cfg := p.cfg
-	batch = append(make([]*job, 0, cfg.BatchMax), first)
-	timer := time.NewTimer(cfg.BatchWait)
+	batch = append(make([]*job, 0, p.cfg.BatchMax), first)
+	timer := time.NewTimer(p.cfg.BatchWait)
 	defer timer.Stop()
-	for len(batch) < cfg.BatchMax {
+	for len(batch) < p.cfg.BatchMax {
 		var j *job
 		var ok bool
 		select {
@@ -73,7 +59,6 @@ func (p *Pipeline) fill(first *job) (batch []*job, hold *job) {
 		if !ok {
 			return batch, nil
 		}
-		p.handoff.Release()
 		if j.op == model.HoldConnection {
 			return batch, j
 		}

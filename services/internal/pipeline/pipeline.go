@@ -1,27 +1,32 @@
-// Package pipeline owns the staged path from the HTTP edge to Postgres used
-// by the pipeline service, its concurrency model (a model.Model):
-// admission to an intake queue, a pricing stage, a persist queue and a
-// fixed set of workers that commit orders in batches, and an optional audit
-// stage. Reads by id are not staged: they go straight to the store.
+// Package pipeline owns the staged path from the HTTP API to Postgres used
+// by the pipeline service, its concurrency model (a model.Model): stages
+// joined by bounded channels, an intake queue, a pricing stage, a persist
+// queue and a fixed set of workers that commit orders in batches, and an
+// optional audit stage. Reads by id are not staged: they go straight to
+// the store.
 //
-//	Admit (slot in intake) --> handler decodes --> intake (QUEUE_CAPACITY) --> price --> persist --> WORKERS x [batch <= BATCH_MAX, wait <= BATCH_WAIT] --> Postgres
-//	                                                                                                   --> audit (AUDIT_QUEUE) --> AUDIT_WORKERS x audit write (with AUDIT_DELAY)
+//	Admit (slot) --> handler decodes --> intake (QUEUE_CAPACITY) --> price --> persist (BATCH_MAX) --> WORKERS x [batch <= BATCH_MAX, wait <= BATCH_WAIT] --> Postgres
+//	                                                                                                   --> audits (AUDIT_QUEUE) --> AUDIT_WORKERS x audit write (AUDIT_DELAY)
 //
 // The files follow the stages: admission.go (Admit, tickets, rejections,
 // Retry-After), request.go (what an admitted request does: PlaceOrder and
-// HoldConnection enqueue a job with the ticket's slots and wait for its
-// outcome), price.go, persist.go (batching and commits), audit.go, and this
-// file (configuration, start and Close).
+// HoldConnection send a job to intake and wait for its outcome), price.go,
+// persist.go (batching and commits), audit.go, and this file
+// (configuration, start and Close).
 //
-// A request reserves its intake slot before its body is read, so a
-// rejection costs no decoding; with an audit stage an order also reserves
-// its audit slot then: demand flows upstream, so a slow audit sheds load at
-// the edge instead of stalling the orders already admitted behind a full
-// audit queue.
+// A request reserves its intake slot before its body is read (a send on
+// slots, a channel of QUEUE_CAPACITY tokens, with a select that gives up at
+// once or after ENQUEUE_WAIT), so a rejection costs no decoding and the
+// job's later send on intake never blocks. With an audit stage an order
+// reserves its audit slot then too: demand flows upstream, so a slow audit
+// sheds load at the API instead of stalling the orders admitted behind a
+// full audit queue. When the workers fall behind, persist fills, pricing
+// blocks on its send, intake fills, and Admit rejects: the backpressure
+// reaches the API as a 429 instead of piling up goroutines.
 //
-// Every queue is bounded, by a gate (services/internal/gate). When the workers fall behind the persist queue
-// fills, pricing blocks, the intake queue fills, and Admit rejects: the
-// backpressure reaches the HTTP edge as a 429 instead of piling up goroutines.
+// A Pipeline's sizes never change: a live change of its knobs builds a new
+// Pipeline, and this one is closed once its requests are answered
+// (services/internal/app, generations.go).
 package pipeline
 
 import (
@@ -35,7 +40,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/audit"
-	"github.com/orderlab/orderlab/services/internal/gate"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
@@ -75,14 +79,7 @@ type Config struct {
 	AuditQueue   int
 }
 
-// maxHandoff is the room made in the persist channel for a BATCH_MAX that
-// grows live; beyond it a price worker's send waits for room, which is
-// backpressure all the same.
-const maxHandoff = 1024
-
-// Pipeline runs the stages. Start it with New, stop it with Close. Its
-// sizes never change: a live change of its knobs builds a new Pipeline
-// (services/internal/app, generations.go).
+// Pipeline runs the stages. Start it with New, stop it with Close.
 type Pipeline struct {
 	cfg    Config
 	store  Store
@@ -92,23 +89,20 @@ type Pipeline struct {
 
 	mu     sync.RWMutex // guards closed against sends on a closed intake
 	closed bool
-	// slots holds one permit per reserved intake slot (QUEUE_CAPACITY):
-	// taken by Admit, given back when the price stage takes the job off
-	// intake (or when the request leaves without enqueueing). intake is a
-	// queue with no bound of its own, so an admitted job's push never
-	// blocks.
-	slots   *gate.Gate
-	intake  *fifo[*job]
+	// slots holds a token per reserved intake slot: sent by Admit, taken
+	// back by the price stage when it receives the job from intake (or
+	// when the request leaves without sending one). intake has room for
+	// every token, so an admitted job's send never blocks.
+	slots  chan struct{}
+	intake chan *job
+	// persist is the hand-off from pricing to the workers: one batch's
+	// worth (BATCH_MAX).
 	persist chan *job
-	// handoff bounds persist to BATCH_MAX jobs: the price stage takes a
-	// permit before it sends, a worker gives it back when it receives.
-	handoff *gate.Gate
-	audits  *fifo[order.Order]
-	// auditSlots counts reserved audit slots (AUDIT_QUEUE+AUDIT_WORKERS):
-	// queued, in a worker, or held by an order on its way there.
-	auditSlots *gate.Gate
-	// workers and auditors are the persist and audit goroutines.
-	workers, auditors *crew
+	// auditSlots holds a token per reserved audit slot
+	// (AUDIT_QUEUE+AUDIT_WORKERS): queued, in a worker, or held by an order
+	// on its way there; audits has room for every one.
+	auditSlots chan struct{}
+	audits     chan order.Order
 	// intakeReleased and auditReleased measure how fast the intake and the
 	// audit stage free slots, for Retry-After.
 	intakeReleased, auditReleased *overload.ReleaseRate
@@ -117,7 +111,8 @@ type Pipeline struct {
 	stopped                           chan struct{}
 }
 
-// New starts a pipeline over store that reports to met.
+// New starts a pipeline over store that reports to met, and makes it the
+// one met's stage gauges show.
 func New(cfg Config, store Store, log *slog.Logger, met *Metrics, tp trace.TracerProvider) (*Pipeline, error) {
 	if cfg.Workers < 1 || cfg.BatchMax < 1 || cfg.QueueCapacity < 1 || cfg.PriceWorkers < 1 {
 		return nil, fmt.Errorf("pipeline: workers, batch max, queue capacity and price workers must be positive: %+v", cfg)
@@ -125,54 +120,49 @@ func New(cfg Config, store Store, log *slog.Logger, met *Metrics, tp trace.Trace
 	if cfg.CommitTimeout <= 0 {
 		cfg.CommitTimeout = 30 * time.Second
 	}
-	if cfg.AuditWorkers < 1 {
-		cfg.AuditWorkers = 1
-	}
-	if cfg.AuditQueue < 1 {
-		cfg.AuditQueue = 1
-	}
+	cfg.AuditWorkers, cfg.AuditQueue = max(cfg.AuditWorkers, 1), max(cfg.AuditQueue, 1)
+	auditSlots := cfg.AuditQueue + cfg.AuditWorkers
 	p := &Pipeline{
 		cfg:    cfg,
 		store:  store,
 		log:    log,
 		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
-		slots:  gate.New(cfg.QueueCapacity),
-		intake: newFIFO[*job](),
-		// One batch's worth (handoff): beyond QUEUE_CAPACITY, what is
-		// admitted but not yet committed is this, the jobs in pricing and
-		// those in the workers' batches, so WORKERS=200 BATCH_MAX=1
-		// QUEUE_CAPACITY=100 behaves like Tomcat's 200 threads and accept
-		// queue of 100. The channel has room for a BATCH_MAX raised live up
-		// to maxHandoff.
-		persist:        make(chan *job, max(cfg.BatchMax, maxHandoff)),
-		handoff:        gate.New(cfg.BatchMax),
-		audits:         newFIFO[order.Order](),
-		auditSlots:     gate.New(cfg.AuditQueue + cfg.AuditWorkers),
+		m:      met,
+		slots:  make(chan struct{}, cfg.QueueCapacity),
+		intake: make(chan *job, cfg.QueueCapacity),
+		// One batch's worth: beyond QUEUE_CAPACITY, what is admitted but
+		// not yet committed is this, the jobs in pricing and those in the
+		// workers' batches, so WORKERS=200 BATCH_MAX=1 QUEUE_CAPACITY=100
+		// behaves like Tomcat's 200 threads and accept queue of 100.
+		persist:        make(chan *job, cfg.BatchMax),
+		auditSlots:     make(chan struct{}, auditSlots),
+		audits:         make(chan order.Order, auditSlots),
 		intakeReleased: overload.NewReleaseRate(),
 		auditReleased:  overload.NewReleaseRate(),
 		stopped:        make(chan struct{}),
 	}
-	p.workers = newCrew(nil)
-	p.auditors = newCrew(p.audits.wake)
-	p.m = met
 	met.cur.Store(p)
 
-	var price sync.WaitGroup
+	var price, workers, auditors sync.WaitGroup
 	for range cfg.PriceWorkers {
 		price.Go(p.price)
 	}
-	p.workers.resize(cfg.Workers, p.persistWorker)
+	for range cfg.Workers {
+		workers.Go(p.persistWorker)
+	}
 	// The audit stage runs whenever there is a Recorder, so that
 	// AUDIT_DELAY can turn auditing on live (audit.Recorder.SetDelay).
 	if cfg.Audit != nil {
-		p.auditors.resize(cfg.AuditWorkers, p.audit)
+		for range cfg.AuditWorkers {
+			auditors.Go(p.audit)
+		}
 	}
 	go func() {
 		price.Wait()
 		close(p.persist) // pricing is done: let the workers drain and stop
-		p.workers.wg.Wait()
-		p.audits.close() // no more commits: let the audit stage drain
-		p.auditors.wg.Wait()
+		workers.Wait()
+		close(p.audits) // no more commits: let the audit stage drain
+		auditors.Wait()
 		close(p.stopped)
 	}()
 	return p, nil
@@ -184,13 +174,13 @@ func (p *Pipeline) Close(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
-		p.intake.close()
+		close(p.intake)
 	}
 	p.mu.Unlock()
 	select {
 	case <-p.stopped:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("pipeline drain: %w (%d queued, %d in persist)", ctx.Err(), p.intake.len(), len(p.persist))
+		return fmt.Errorf("pipeline drain: %w (%d queued, %d in persist)", ctx.Err(), len(p.intake), len(p.persist))
 	}
 }

@@ -223,7 +223,7 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 		go func() { _ = hold(context.Background(), p, 0) }()
 	}
 	poll.Until(t, 10*time.Second, "the four holders through to the intake", func() error {
-		if n := p.intake.len(); n < 1 {
+		if n := len(p.intake); n < 1 {
 			return fmt.Errorf("%d in the intake", n)
 		}
 		return nil
