@@ -51,6 +51,12 @@ func start(d app.Deps) (app.Build, error) {
 		if err != nil {
 			return nil, err
 		}
-		return direct.Limited(d.Store, lim, d.Audit), nil
+		return direct.Limited(d.Store, func(ctx context.Context) (direct.Permit, error) {
+			p, err := lim.Acquire(ctx)
+			if err != nil {
+				return nil, err // not a nil *Permit in a non-nil Permit
+			}
+			return p, nil
+		}, d.Audit), nil
 	}, nil
 }

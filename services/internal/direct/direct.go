@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/services/internal/audit"
-	"github.com/orderlab/orderlab/services/internal/limiter"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/postgres"
@@ -26,8 +25,8 @@ import (
 // Model sends every admitted request straight to the store.
 type Model struct {
 	store *postgres.Store
-	// limiter admits the requests; nil admits every one.
-	limiter *limiter.Limiter
+	// acquire admits the requests; nil admits every one.
+	acquire Acquire
 	audit   *audit.Recorder
 	// free is the admission of every request when nothing limits them: it
 	// reserves nothing, so one serves them all.
@@ -44,22 +43,32 @@ func Unlimited(store *postgres.Store, audit *audit.Recorder) *Model {
 	return m
 }
 
+// Acquire takes a permit for one request's database work, or refuses it
+// (the semaphore service's limiter: services/internal/limiter). The
+// unbounded service, which has none, links no limiter.
+type Acquire func(ctx context.Context) (Permit, error)
+
+// Permit is what Acquire gave one request, held until its Release.
+type Permit interface {
+	Bind(ctx context.Context)
+	Release()
+}
+
 // Limited is the semaphore service's model: a request is admitted with a
-// permit of lim, for every kind of database work, waiting at most
-// LIMIT_WAIT for one (limiter.Limiter.Acquire).
-func Limited(store *postgres.Store, lim *limiter.Limiter, audit *audit.Recorder) *Model {
+// permit from acquire, for every kind of database work.
+func Limited(store *postgres.Store, acquire Acquire, audit *audit.Recorder) *Model {
 	m := Unlimited(store, audit)
-	m.limiter = lim
+	m.acquire = acquire
 	return m
 }
 
-// Admit lets the request in: at once without a limiter, with a permit
+// Admit lets the request in: at once without a limit, with a permit
 // otherwise.
 func (m *Model) Admit(ctx context.Context, _ model.Op) (model.Admitted, error) {
-	if m.limiter == nil {
+	if m.acquire == nil {
 		return &m.free, nil
 	}
-	p, err := m.limiter.Acquire(ctx)
+	p, err := m.acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +83,7 @@ func (m *Model) Close(context.Context) error { return nil }
 // admitted is a request let in, with its permit when a limiter gave one.
 type admitted struct {
 	m      *Model
-	permit *limiter.Permit
+	permit Permit
 }
 
 func (a *admitted) PlaceOrder(ctx context.Context, in order.Input, key string, delay, downstream time.Duration) (order.Result, error) {
