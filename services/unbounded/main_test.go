@@ -206,13 +206,26 @@ func TestSyscallWaitPinsThreads(t *testing.T) {
 // REQUEST_BUFFER_BYTES gives each request a buffer; pooled or not, the API
 // behaves the same.
 func TestRequestBufferKnob(t *testing.T) {
-	for _, pooled := range []string{"false", "true"} {
+	const size, requests = 512 << 10, 20
+	allocated := func(pooled string) float64 {
 		inst := apptest.Start(t, service, map[string]string{"REQUEST_BUFFER_BYTES": "524288", "REQUEST_BUFFER_POOL": pooled})
-		for range 3 {
+		before := inst.Metrics().Value("go_memstats_alloc_bytes_total", nil)
+		for range requests {
 			if r := inst.MustDo("GET", "/work/api?delay=1ms", "", nil, nil); r.Status != 200 {
-				t.Errorf("pooled=%s: status %d", pooled, r.Status)
+				t.Fatalf("pooled=%s: status %d", pooled, r.Status)
 			}
 		}
+		return inst.Metrics().Value("go_memstats_alloc_bytes_total", nil) - before
+	}
+	// Every request allocates its own buffer...
+	unpooled := allocated("false")
+	if unpooled < requests*size {
+		t.Errorf("%d requests with a %d-byte buffer each allocated %.0f bytes, want at least %d", requests, size, unpooled, requests*size)
+	}
+	// ...unless the buffers come from a sync.Pool: one request at a time
+	// reuses the one buffer (the race detector makes the pool drop some).
+	if pooled := allocated("true"); pooled > unpooled/2 {
+		t.Errorf("%d requests with a pooled %d-byte buffer allocated %.0f bytes, want at most half of the %.0f unpooled", requests, size, pooled, unpooled)
 	}
 }
 
