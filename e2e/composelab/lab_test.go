@@ -67,6 +67,7 @@ func TestComposeLab(t *testing.T) {
 		{"front page and catalog", checkFront},
 		{"knob API: token and values", checkKnobAPI},
 		{"every in-the-lab scenario, quick, in compose", runLabScenarios},
+		{"the pgbouncer recipe", checkPgBouncerRecipe},
 		{"exemplar trace ids open in jaeger", checkExemplarsInJaeger},
 		{"jaeger has traces of every service", checkJaegerServices},
 		{"one scenario at full size", runFullScenario},
