@@ -33,6 +33,6 @@ ignore_startup_parameters = extra_float_digits
 INI
   chown postgres:postgres "$ini" /etc/pgbouncer/userlist.txt
   chmod 600 /etc/pgbouncer/userlist.txt
-  exec su -s /bin/sh postgres -c 'exec "$0" "$@"' "$0" "$@"
+  exec /usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
 fi
 exec "$@"

@@ -15,7 +15,7 @@ if [ "$(id -u)" = 0 ]; then
   mkdir -p "$PGDATA" /var/run/postgresql
   chown -R postgres:postgres "$PGDATA" /var/run/postgresql
   chmod 700 "$PGDATA"
-  exec su -s /bin/sh postgres -c 'exec "$0" "$@"' "$0" "$@"
+  exec /usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups "$0" "$@"
 fi
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   : "${POSTGRES_PASSWORD:?POSTGRES_PASSWORD must be set}"
