@@ -45,13 +45,13 @@ const (
 // service's last log lines.
 func TestComposeLab(t *testing.T) {
 	l := newComposeLab(t)
-	l.must(t, 5*time.Minute, nil, nil, "down", "--volumes", "--remove-orphans")
+	l.must(t, 5*time.Minute, nil, nil, "--profile", "dbproxy", "--profile", "pgbouncer", "down", "--volumes", "--remove-orphans")
 	// Removed also after a failure (whose message has the logs), so that
 	// what runs next has the machine's memory back.
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		if out, err := l.run(ctx, nil, "--profile", "dbproxy", "down", "--volumes", "--remove-orphans"); err != nil {
+		if out, err := l.run(ctx, nil, "--profile", "dbproxy", "--profile", "pgbouncer", "down", "--volumes", "--remove-orphans"); err != nil {
 			t.Logf("docker compose down: %v\n%s", err, out)
 		}
 	})
