@@ -56,8 +56,8 @@ func LiveKnobsUnderLoad(t *testing.T, svc app.Service, env map[string]string, ch
 			t.Errorf("PATCH %v = %d %s", c.Knobs, r.Status, r.Body)
 			continue
 		}
-		// The bound follows: at once for a limit or a pool, once the
-		// extra workers have committed their batches for WORKERS.
+		// The bound follows at once: a new pool, limiter or pipeline
+		// takes the new requests while the old one drains.
 		poll.Until(t, 10*time.Second, fmt.Sprintf("%s to follow %v", c.Metric, c.Knobs), func() error {
 			if got := inst.Metrics().Value(c.Metric, c.Match); got != c.Want {
 				return fmt.Errorf("%s = %v, want %v", c.Metric, got, c.Want)
