@@ -119,6 +119,6 @@ var notAVariable = map[string]bool{
 	"ALERTS": true, "HEAD": true, "TRACE": true, "PATCH": true, "DELETE": true, "OPTIONS": true,
 	"CONNECT": true, "SHOW": true, "POOLS": true, "ALL": true,
 	"TCP_USER_TIMEOUT": true, "IP_BIND_ADDRESS_NO_PORT": true, // socket options
-	"FILE":   true,               // a placeholder
-	"MISSED": true, "READ": true, // the lab runner's verdicts (docs/lab-scenarios.md)
+	"FILE":   true,                               // a placeholder
+	"MISSED": true, "READ": true, "JUDGED": true, // the scenario verdicts (docs/lab.md: NOT JUDGED)
 }
