@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,7 +13,8 @@ import (
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
-// edge admits the requests that reach the database below gin
+// edge is the one place that admits the requests that reach the database
+// (POST /orders, GET /orders/:id, GET /work/db), below gin
 // (docs/admission.md): a plain http.Handler in front of the engine asks the
 // model to admit each one and answers a refusal itself, with the
 // pre-rendered 429 and its Retry-After, so that a rejected request costs no
@@ -22,9 +24,8 @@ import (
 // series as every other answer (orderlab_http_request_duration_seconds,
 // orderlab_http_requests_in_flight) and on the model's rejection counter;
 // it is not traced. An admitted request enters gin carrying its admission
-// (admitted takes it from the context), and the edge gives it back when
-// the request is answered, however the handler ends (a panic, a client
-// gone).
+// (admitted hands it to the handler), and the edge gives it back when the
+// request is answered, however the handler ends (a panic, a client gone).
 type edge struct {
 	next http.Handler
 	m    model.Model
@@ -37,12 +38,25 @@ type edge struct {
 // edgeRoute is a route the edge admits, as gin names it.
 type edgeRoute struct{ method, route string }
 
-// edgeRoutes are the routes whose admission the edge makes, with the
-// operation each asks for: the ones a load test storms. GET /orders/:id is
-// admitted in gin (admitted), being short and not what the experiments load.
+// edgeRoutes are the routes that reach the database, with the operation
+// each asks for (routes.go registers their handlers).
 var edgeRoutes = map[edgeRoute]model.Op{
-	{http.MethodPost, "/orders"}: model.PlaceOrder,
-	{http.MethodGet, "/work/db"}: model.HoldConnection,
+	{http.MethodPost, "/orders"}:    model.PlaceOrder,
+	{http.MethodGet, "/orders/:id"}: model.GetOrder,
+	{http.MethodGet, "/work/db"}:    model.HoldConnection,
+}
+
+// route is the edge route of r, if it has one: its method and path as gin
+// would match them (one path segment for :id; anything else is gin's to
+// answer).
+func route(r *http.Request) (edgeRoute, bool) {
+	p := r.URL.Path
+	if id, ok := strings.CutPrefix(p, "/orders/"); ok && id != "" && !strings.Contains(id, "/") {
+		p = "/orders/:id"
+	}
+	er := edgeRoute{r.Method, p}
+	_, ok := edgeRoutes[er]
+	return er, ok
 }
 
 func newEdge(next http.Handler, m model.Model, met *metrics) *edge {
@@ -72,12 +86,12 @@ func edgeAdmission(ctx context.Context) *admission {
 }
 
 func (g *edge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	route := edgeRoute{r.Method, r.URL.Path}
-	op, ok := edgeRoutes[route]
+	route, ok := route(r)
 	if !ok {
 		g.next.ServeHTTP(w, r)
 		return
 	}
+	op := edgeRoutes[route]
 	start := time.Now()
 	g.met.inFlight.Inc()
 	defer g.met.inFlight.Dec()

@@ -153,6 +153,16 @@ func TestEdgeRefusalNeverEntersGin(t *testing.T) {
 	if n := m.admits.Load(); n != 1 {
 		t.Errorf("Admit called %d times, want once (by the edge)", n)
 	}
+	// A read by id is admitted there too.
+	resp, err = http.Get(ts.URL + "/orders/7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 429 || requests(t, reg, "GET", "/orders/:id", "429") != 1 || len(rec.Started()) != 0 {
+		t.Errorf("refused read: %d, counted %d times, %d spans; want 429, once, none",
+			resp.StatusCode, requests(t, reg, "GET", "/orders/:id", "429"), len(rec.Started()))
+	}
 }
 
 // An admitted request enters gin with the edge's admission, which is bound

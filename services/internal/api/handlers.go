@@ -31,35 +31,30 @@ func serve(log *slog.Logger, h handler) gin.HandlerFunc {
 	}
 }
 
-// admitted asks the model to admit the request for op before anything else
-// is done for it: no body read, no decoding, no allocation per order. A
-// request turned away is answered at once (429, or 503 while shutting
-// down); an admitted one is handed to h, and released once it is answered.
-func admitted(m model.Model, op model.Op, log *slog.Logger, h admittedHandler) gin.HandlerFunc {
+// admitted hands the edge's admission of the request (admission.go) to h,
+// bound to the request's span and deadline now that they exist; a request
+// the edge did not admit (shutting down, a client gone) is answered with
+// the error it got. The edge releases the admission once the request is
+// answered.
+func admitted(log *slog.Logger, h admittedHandler) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		a, err := admit(c.Request.Context(), m, op)
-		if err != nil {
-			writeError(c, log, err)
+		g := edgeAdmission(c.Request.Context())
+		if g == nil {
+			writeError(c, log, errNotAdmitted)
 			return
 		}
-		defer a.Release()
-		status, body, err := h(c, a)
+		if g.err != nil {
+			writeError(c, log, g.err)
+			return
+		}
+		g.a.Bind(c.Request.Context())
+		status, body, err := h(c, g.a)
 		answer(c, log, status, body, err)
 	}
 }
 
-// admit is the request's admission for op: the edge's (admission.go), bound
-// to the request's span and deadline now that they exist, or the model's.
-func admit(ctx context.Context, m model.Model, op model.Op) (model.Admitted, error) {
-	if g := edgeAdmission(ctx); g != nil && g.op == op {
-		if g.err != nil {
-			return nil, g.err
-		}
-		g.a.Bind(ctx)
-		return g.a, nil
-	}
-	return m.Admit(ctx, op)
-}
+// errNotAdmitted is a database route reached without the edge: a bug.
+var errNotAdmitted = errors.New("api: a database route was served without the edge's admission")
 
 // answer writes a handler's outcome: its error's problem, or body as JSON.
 func answer(c *gin.Context, log *slog.Logger, status int, body any, err error) {

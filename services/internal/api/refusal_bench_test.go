@@ -51,7 +51,7 @@ func BenchmarkRefusal(b *testing.B) {
 		r.Use(otelgin.Middleware("bench", otelgin.WithTracerProvider(tp), otelgin.WithPropagators(telemetry.Propagator)))
 		r.Use(afterSpan...)
 		r.Use(met.instrument, timeout(knobs), requestBuffer(knobs))
-		addRoutes(r, knobs, m, pinger{}, func() bool { return true }, log, met)
+		addRoutes(r, knobs, pinger{}, func() bool { return true }, log, met)
 		return r
 	}
 	refused := met.duration.WithLabelValues("POST", "/orders", "429")

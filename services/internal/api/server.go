@@ -89,7 +89,7 @@ func NewServer(knobs *Knobs, m model.Model, db Pinger, ready func() bool,
 	)
 	r.NoRoute(func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
 	r.NoMethod(func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
-	addRoutes(r, knobs, m, db, ready, log, met)
+	addRoutes(r, knobs, db, ready, log, met)
 	return newEdge(r, m, met), nil
 }
 
