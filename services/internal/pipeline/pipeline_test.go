@@ -218,16 +218,20 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 	p, reg := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1, EnqueueWait: 30 * time.Millisecond}, st)
 	defer close(block)
 
-	// Fill the worker, the persist slot, the price stage and the intake slot.
-	for range 4 {
+	// Fill the worker, the persist slot, the price stage and the intake
+	// slot, one at a time: each admitted and, but the last, off the intake
+	// before the next comes (together, one could wait out ENQUEUE_WAIT).
+	for i := range 4 {
 		go func() { _ = hold(context.Background(), p, 0) }()
+		poll.Until(t, 10*time.Second, fmt.Sprintf("holder %d admitted and, but the last, off the intake", i), func() error {
+			// A slot is free again once pricing took its job off the intake.
+			admitted, slots, queued := sampleCount(t, p.m.enqueueWait.WithLabelValues("enqueued")), len(p.slots), len(p.intake)
+			if admitted != uint64(i+1) || (i < 3 && slots != 0) || (i == 3 && queued != 1) {
+				return fmt.Errorf("%d admitted, %d slots held, %d in the intake", admitted, slots, queued)
+			}
+			return nil
+		})
 	}
-	poll.Until(t, 10*time.Second, "the four holders through to the intake", func() error {
-		if n := len(p.intake); n < 1 {
-			return fmt.Errorf("%d in the intake", n)
-		}
-		return nil
-	})
 	start := time.Now()
 	err := hold(context.Background(), p, 0)
 	var rej *overload.RejectedError
