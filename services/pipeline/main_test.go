@@ -123,12 +123,14 @@ func TestAdmissionBeforeDecode(t *testing.T) {
 		// The worker, the persist queue (BATCH_MAX), every price worker
 		// (GOMAXPROCS: the service runs in this process) and the intake
 		// slot, one at a time: each must be admitted and, but the last,
-		// taken off the intake before the next comes.
+		// taken off the intake before the next comes. Each holds 5 s: the
+		// fill and the checks must end before the first hold does, also
+		// on a loaded machine under the race detector.
 		n := 3 + runtime.GOMAXPROCS(0)
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				if r, err := inst.Do("GET", "/work/db?delay=2s", "", nil, nil); err != nil || r.Status != http.StatusOK {
+				if r, err := inst.Do("GET", "/work/db?delay=5s", "", nil, nil); err != nil || r.Status != http.StatusOK {
 					t.Errorf("holder: %v %d %s", err, r.Status, r.Body)
 				}
 			})
