@@ -87,7 +87,7 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || [ -n "$$CHROMIUM" ] || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing Debian's chromium for the report test"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	    ./.ci/apt-install chromium chromium-driver; \
 	  else echo "make test needs Chromium: 'sudo apt-get install -y chromium chromium-driver', or set CHROMIUM to a Chrome/Chromium binary"; exit 1; fi; }
 
 # The database pitfalls' tests and the too-many-clients scenario run Debian's
@@ -98,7 +98,7 @@ pgbouncer: ## install PgBouncer (Debian's pgbouncer package) when it is missing
 	@command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ] || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "installing Debian's pgbouncer for the database pitfalls"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null; \
+	    ./.ci/apt-install pgbouncer; \
 	  else echo "make test needs PgBouncer: 'sudo apt-get install -y pgbouncer' (Debian), or put pgbouncer on PATH"; exit 1; fi; }
 
 ## ---- build, run, test ----
@@ -208,7 +208,7 @@ BENCH_ARGS ?= -c 50 -d 5s -rounds 5
 .PHONY: bench-loadtest
 bench-loadtest: $(BIN)/vegeta ## loadtest vs wrk (closed) and vs vegeta at the same rate (open): requests per client CPU-second and open-run lateness at 2,000/s and 20,000/s (installs wrk when root, vegeta into ./bin)
 	@command -v wrk >/dev/null || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq wrk; \
+	  if [ "$$(id -u)" = 0 ]; then ./.ci/apt-install wrk; \
 	  else echo "bench-loadtest needs wrk: run 'sudo apt-get install -y wrk' (Debian package wrk), then retry"; exit 1; fi; }
 	$(GO) build -o $(BIN)/loadtest ./loadtest
 	$(GO) build -o $(BIN)/benchwrk ./loadtest/internal/benchwrk
