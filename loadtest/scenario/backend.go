@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -199,4 +201,11 @@ func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.W
 			return ctx.Err()
 		}
 	}
+}
+
+var notWord = regexp.MustCompile(`[^a-z0-9]+`)
+
+// dbNameOf is the scenario's database: orderlab_scn_<name>.
+func dbNameOf(name string) string {
+	return "orderlab_scn_" + strings.Trim(notWord.ReplaceAllString(strings.ToLower(name), "_"), "_")
 }

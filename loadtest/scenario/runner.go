@@ -8,12 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/annotate"
-	"github.com/orderlab/orderlab/loadtest/knobs"
 	"github.com/orderlab/orderlab/loadtest/lab"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
@@ -184,35 +181,6 @@ func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, p
 	return nil
 }
 
-// localToken is the ADMIN_TOKEN of the services a local run starts: a
-// continuing phase changes their knobs with it (setKnobs).
-const localToken = "orderlab-scenario"
-
-// setKnobs changes the knobs of env that exist on target on every process
-// of running, and waits until each change shows.
-func (r *Runner) setKnobs(ctx context.Context, target string, running *lab.Lab, env map[string]string) error {
-	set := map[string]string{}
-	for name, v := range env {
-		if appliesTo(name, target) {
-			set[name] = v
-		}
-	}
-	if len(set) == 0 {
-		return nil
-	}
-	for _, svc := range running.Services {
-		c := &knobs.Client{Admin: svc.AdminURL, Token: localToken}
-		if _, err := c.Patch(ctx, set); err != nil {
-			return fmt.Errorf("%s: %w", svc.Name, err)
-		}
-		if err := c.Wait(ctx, set, knobWait); err != nil {
-			return fmt.Errorf("%s: %w", svc.Name, err)
-		}
-	}
-	fmt.Fprintf(r.Log, "   %s: live %s\n", target, envString(set))
-	return nil
-}
-
 // phase runs phase i of repetition rep, told to Progress.
 func (r *Runner) phase(ctx context.Context, s Scenario, res *Result, rep, i int, pause time.Duration, be **backend,
 	live *liveKnobs, logDir string, kept map[string]*lab.Lab) (err error) {
@@ -297,12 +265,6 @@ func (r *Runner) phase(ctx context.Context, s Scenario, res *Result, rep, i int,
 	}
 	r.endMark(ctx, mark)
 	return nil
-}
-
-func (r *Runner) stop(name string, running *lab.Lab) {
-	if err := running.Stop(); err != nil {
-		fmt.Fprintf(r.Log, "   stopping %s: %v\n", name, err)
-	}
 }
 
 // target runs phase p against one service and appends the run to rep.
@@ -403,11 +365,4 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 		return running, fmt.Errorf("%s: %w", name, err)
 	}
 	return running, nil
-}
-
-var notWord = regexp.MustCompile(`[^a-z0-9]+`)
-
-// dbNameOf is the scenario's database: orderlab_scn_<name>.
-func dbNameOf(name string) string {
-	return "orderlab_scn_" + strings.Trim(notWord.ReplaceAllString(strings.ToLower(name), "_"), "_")
 }
