@@ -80,6 +80,20 @@ func runTasks(t Tasks) *TasksResult {
 	return tr
 }
 
+// envOf is the env phase i of s runs with: the scenario's, or that of the
+// phase it continues, with the phase's own on top.
+func envOf(s Scenario, i int) map[string]string {
+	start := i
+	for start > 0 && s.Phases[start].Continue {
+		start--
+	}
+	env := merged(s.Env, nil)
+	for _, p := range s.Phases[start : i+1] {
+		maps.Copy(env, p.Env)
+	}
+	return env
+}
+
 func merged(a, b map[string]string) map[string]string {
 	m := maps.Clone(a)
 	if m == nil {

@@ -215,11 +215,7 @@ func (r *Runner) phase(ctx context.Context, s Scenario, res *Result, rep, i int,
 		fmt.Fprintf(r.Log, "-- %s: %d jobs in %s\n", p.Name, t.Jobs, report.FormatSeconds(t.ElapsedSeconds))
 		return nil
 	}
-	if !p.Continue {
-		pr.Env = merged(s.Env, p.Env)
-	} else {
-		pr.Env = merged(res.Phases[i-1].Env, p.Env)
-	}
+	pr.Env = envOf(s, i)
 	if r.Endpoints == nil && *be == nil {
 		var err error
 		if *be, err = newBackend(ctx, r.DatabaseURL, s, r.Log); err != nil {
