@@ -38,6 +38,9 @@ type Bouncer struct {
 // session advisory locks, LISTEN, temporary tables), so a client must
 // leave none (docs/scenarios: too-many-clients).
 //
+// postgres may read its admin console (stats_users; AdminURL): SHOW POOLS
+// and the like, not PAUSE or SET.
+//
 // It closes a server connection idle for a second (server_idle_timeout; its
 // default is ten minutes): one PgBouncer serves every phase and repetition
 // of a scenario, and the connections it would keep after its load ended
@@ -72,6 +75,7 @@ listen_port = %s
 unix_socket_dir =
 auth_type = trust
 auth_file = %[3]s/userlist.txt
+stats_users = postgres
 pool_mode = %s
 default_pool_size = %d
 server_idle_timeout = 1
@@ -132,6 +136,13 @@ func (b *Bouncer) URL(u string) (string, error) {
 	q.Set("default_query_exec_mode", "exec")
 	pu.RawQuery = q.Encode()
 	return pu.String(), nil
+}
+
+// AdminURL is PgBouncer's admin console, the pseudo-database pgbouncer, as
+// postgres. The console speaks only the simple query protocol, which the URL
+// asks pgx for.
+func (b *Bouncer) AdminURL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/pgbouncer?sslmode=disable&default_query_exec_mode=simple_protocol", b.Port)
 }
 
 // Stop ends PgBouncer (SIGTERM: it closes every connection at once). Its

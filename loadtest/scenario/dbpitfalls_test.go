@@ -65,7 +65,18 @@ func tooManyClients(t *testing.T, bin string) {
 			t.Errorf("%s, Postgres saw %s; want at most %d backends and no refusal", res.Phases[i].Name, v, most)
 		}
 	}
-	reportSaysWhatPostgresSaw(t, res, "refused connections (server log)")
+	reportSaysWhatPostgresSaw(t, res, "refused connections (server log)", poolerCaption)
+	// What PgBouncer saw: fix B alone went through it, every committed
+	// order a transaction of its, on at most its 7 server connections.
+	for i, p := range res.Phases[:2] {
+		if len(p.PgBouncer) > 0 {
+			t.Errorf("phase %d (%s) went around PgBouncer, yet has a view of it: %v", i, p.Name, p.PgBouncer)
+		}
+	}
+	if pv := res.Phases[2].PgBouncer; len(pv) != 1 || pv[0].Samples < 2 || pv[0].Missed > 0 || pv[0].PoolSize != 7 ||
+		pv[0].PeakServersActive > 7 || pv[0].Transactions < bounced.Succeeded {
+		t.Errorf("fix B, PgBouncer saw %v; want one view of 7 server connections at most and a transaction per order (%d)", pv, bounced.Succeeded)
+	}
 }
 
 // A slower network: 20 ms more per round trip lengthens the mean hold by

@@ -104,7 +104,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 				b.WriteString(n + "\n\n")
 			}
 		}
-		if err := writePostgresMarkdown(&b, p); err != nil {
+		if err := writeViewsMarkdown(&b, p); err != nil {
 			return err
 		}
 		for i, t := range outageTables(p.Outages) {
@@ -175,7 +175,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		sp := phaseSpec(s, p.Name)
 		main, detail := TableOf(p).Split()
 		sec := chart.Section{Title: p.Name + ": " + describe(sp), Head: main.Head, Rows: main.Rows,
-			More: append([]chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, postgresTables(p)...)}
+			More: append([]chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, viewTables(p)...)}
 		if sp.Bound != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Bound: %s = %.0f requests/s.", sp.Bound.What, sp.Bound.RPS()))
 		}

@@ -79,8 +79,8 @@ type pgWatch struct {
 	db      string
 	logPath string
 	logFrom int64
-	quit    chan struct{} // closed by stop; a sample in flight finishes first
-	done    chan struct{}
+	tick    *ticker      // nil when the first sample failed
+	pooler  *poolerWatch // PgBouncer's view beside it, when the run goes through it
 
 	mu                        sync.Mutex
 	view                      PostgresView
@@ -94,7 +94,7 @@ type pgWatch struct {
 // from its present end. A failure to connect is recorded in the view, not
 // returned: the load runs regardless.
 func watchPostgres(ctx context.Context, adminURL, database, role, logPath, target string, interval time.Duration) *pgWatch {
-	w := &pgWatch{db: database, logPath: logPath, done: make(chan struct{}),
+	w := &pgWatch{db: database, logPath: logPath,
 		view: PostgresView{Target: target, Role: role, RoleLimit: -1, IntervalSeconds: interval.Seconds()}}
 	if logPath != "" {
 		if fi, err := os.Stat(logPath); err == nil {
@@ -117,38 +117,57 @@ func watchPostgres(ctx context.Context, adminURL, database, role, logPath, targe
 	}
 	if err != nil {
 		w.view.Err = err.Error()
-		close(w.done)
 		return w
 	}
-	w.quit = make(chan struct{})
-	go w.loop(ctx, interval)
+	w.tick = startTicker(ctx, interval, func() {
+		if err := w.sample(ctx); err != nil && ctx.Err() == nil {
+			// The server went away (a db_stop): count the miss and
+			// connect again at the next tick.
+			w.mu.Lock()
+			w.view.Missed++
+			w.view.Err = err.Error()
+			w.mu.Unlock()
+			if w.conn != nil {
+				_ = w.conn.Close(ctx)
+			}
+			w.conn, _ = w.connect(ctx)
+		}
+	})
 	return w
 }
 
-func (w *pgWatch) loop(ctx context.Context, interval time.Duration) {
-	defer close(w.done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.quit:
-			return
-		case <-t.C:
-			if err := w.sample(ctx); err != nil && ctx.Err() == nil {
-				// The server went away (a db_stop): count the miss and
-				// connect again at the next tick.
-				w.mu.Lock()
-				w.view.Missed++
-				w.view.Err = err.Error()
-				w.mu.Unlock()
-				if w.conn != nil {
-					_ = w.conn.Close(ctx)
-				}
-				w.conn, _ = w.connect(ctx)
+// ticker calls a function every interval on a goroutine of its own until
+// stopped or its context ends.
+type ticker struct {
+	quit chan struct{} // closed by stop; a call in flight finishes first
+	done chan struct{}
+}
+
+func startTicker(ctx context.Context, interval time.Duration, f func()) *ticker {
+	t := &ticker{quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		tt := time.NewTicker(interval)
+		defer tt.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.quit:
+				return
+			case <-tt.C:
+				f()
 			}
 		}
+	}()
+	return t
+}
+
+// stop ends the calls and waits for one in flight (nothing for a nil t).
+func (t *ticker) stop() {
+	if t != nil {
+		close(t.quit)
+		<-t.done
 	}
 }
 
@@ -233,10 +252,7 @@ func (w *pgWatch) samples() int {
 
 // stop takes a last sample, ends the sampling and returns the view.
 func (w *pgWatch) stop(ctx context.Context) PostgresView {
-	if w.quit != nil {
-		close(w.quit)
-	}
-	<-w.done
+	w.tick.stop()
 	if w.conn != nil {
 		if err := w.sample(ctx); err != nil {
 			w.view.Missed++
@@ -285,8 +301,9 @@ func countRefused(path string, from int64) (int, error) {
 }
 
 // watchTarget starts a pgWatch on be's database for one target's run of a
-// local run; nil when the runner did not start the services.
-func (be *backend) watchTarget(ctx context.Context, adminURL, target string) *pgWatch {
+// local run, with a poolerWatch beside it when the run goes through
+// PgBouncer (pooled); nil when the runner did not start the services.
+func (be *backend) watchTarget(ctx context.Context, adminURL, target string, pooled bool) *pgWatch {
 	if be == nil || be.db == nil {
 		return nil
 	}
@@ -298,7 +315,11 @@ func (be *backend) watchTarget(ctx context.Context, adminURL, target string) *pg
 	if u, err := url.Parse(be.direct); err == nil && u.User != nil {
 		role = u.User.Username()
 	}
-	return watchPostgres(ctx, adminURL, be.db.Name, role, logPath, target, pgViewEvery)
+	w := watchPostgres(ctx, adminURL, be.db.Name, role, logPath, target, pgViewEvery)
+	if pooled && be.bouncer != nil {
+		w.pooler = watchPooler(ctx, be.bouncer.AdminURL(), be.db.Name, target, pgViewEvery)
+	}
+	return w
 }
 
 // addView records w's view of a target's run in p and says it on log
@@ -310,6 +331,11 @@ func (p *PhaseResult) addView(ctx context.Context, w *pgWatch, log io.Writer) {
 	v := w.stop(ctx)
 	p.Postgres = append(p.Postgres, v)
 	fmt.Fprintf(log, "-- %s %s: Postgres saw %s\n", p.Name, v.Target, v)
+	if w.pooler != nil {
+		pv := w.pooler.stop(ctx)
+		p.PgBouncer = append(p.PgBouncer, pv)
+		fmt.Fprintf(log, "-- %s %s: PgBouncer saw %s\n", p.Name, pv.Target, pv)
+	}
 }
 
 // String is the view in one line, as the runner's log says it.

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orderlab/orderlab/loadtest/chart"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -25,19 +24,11 @@ func PostgresTable(p PhaseResult) Table {
 	if refused {
 		t.Head = append(t.Head, "refused connections (server log)")
 	}
-	seen := map[string]int{}
-	for _, v := range p.Postgres {
-		seen[v.Target]++
-		name := v.Target
-		if seen[v.Target] > 1 {
-			name = fmt.Sprintf("%s #%d", v.Target, seen[v.Target])
-		}
+	names := runNames(len(p.Postgres), func(i int) string { return p.Postgres[i].Target })
+	for i, v := range p.Postgres {
+		name := names[i]
 		if v.Samples == 0 {
-			row := []string{name, "no sample: " + v.Err}
-			for len(row) < len(t.Head) {
-				row = append(row, "")
-			}
-			t.Rows = append(t.Rows, row)
+			t.Rows = append(t.Rows, noSampleRow(name, v.Err, len(t.Head)))
 			continue
 		}
 		limit := fmt.Sprintf("max_connections %d", v.MaxConnections)
@@ -70,36 +61,6 @@ func postgresNotes(p PhaseResult) []string {
 		}
 	}
 	return out
-}
-
-// writePostgresMarkdown writes phase p's server view, if the run sampled one.
-func writePostgresMarkdown(b *strings.Builder, p PhaseResult) error {
-	t := PostgresTable(p)
-	if len(t.Rows) == 0 {
-		return nil
-	}
-	b.WriteString(postgresCaption + ":\n\n")
-	if err := t.WriteMarkdown(b); err != nil {
-		return err
-	}
-	b.WriteString("\n")
-	for _, n := range postgresNotes(p) {
-		b.WriteString(n + "\n\n")
-	}
-	return nil
-}
-
-// postgresTables are phase p's server view for the HTML report.
-func postgresTables(p PhaseResult) []chart.Table {
-	t := PostgresTable(p)
-	if len(t.Rows) == 0 {
-		return nil
-	}
-	caption := postgresCaption
-	if n := postgresNotes(p); len(n) > 0 {
-		caption += ". " + strings.Join(n, " ")
-	}
-	return []chart.Table{{Caption: caption, Head: t.Head, Rows: t.Rows}}
 }
 
 // signalLine names the server-side signal of the scenario's pitfall, as its

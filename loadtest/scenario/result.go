@@ -49,6 +49,8 @@ type PhaseResult struct {
 	// Postgres is what the server showed of each target's run (a local
 	// run), in the order they ran.
 	Postgres []PostgresView `json:"postgres,omitempty"`
+	// PgBouncer is what PgBouncer showed of each target's run through it.
+	PgBouncer []PoolerView `json:"pgbouncer,omitempty"`
 }
 
 // addTasks records one repetition of a tasks phase and makes the one with

@@ -342,7 +342,7 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 	}
 	cfg := configOf(p, ep.URL)
 	cfg.AllowRemote = r.AllowRemote
-	watch := be.watchTarget(ctx, r.DatabaseURL, name)
+	watch := be.watchTarget(ctx, r.DatabaseURL, name, p.PgBouncer)
 	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL, MoreMetrics: more}, cfg,
 		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, DefaultScrape), SLO: slo})
 	pr.addView(ctx, watch, r.Log)
