@@ -10,9 +10,10 @@ import (
 	"testing"
 )
 
-// commentLines joins a Go file's comment lines that follow one another
-// into one line each, so that a citation broken over two lines reads as
-// one ("(README, When" + "the database fails)").
+// commentBreak is the break between a Go file's comment lines that follow
+// one another: replaced by a space, it joins them into one line, so that a
+// citation broken over two lines reads as one ("(README, When" + "the
+// database fails)").
 var commentBreak = regexp.MustCompile(`\n[ \t]*// ?`)
 
 // citation is a page named in Go text: README, README.md, loadtest/README.md
