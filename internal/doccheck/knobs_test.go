@@ -117,7 +117,7 @@ var notAVariable = map[string]bool{
 	"POST": true, "HTTP": true, "JSON": true, "FATAL": true, "NULL": true, "DISCARD": true,
 	"SELECT": true, "CREATE": true, "DATABASE": true, "CONNECTION": true, "LISTEN": true,
 	"ALERTS": true, "HEAD": true, "TRACE": true, "PATCH": true, "DELETE": true, "OPTIONS": true,
-	"CONNECT": true, "SHOW": true, "POOLS": true, "ALL": true,
+	"CONNECT": true, "SHOW": true, "POOLS": true, "STATS": true, "ALL": true,
 	"TCP_USER_TIMEOUT": true, "IP_BIND_ADDRESS_NO_PORT": true, // socket options
 	"FILE":   true,                               // a placeholder
 	"MISSED": true, "READ": true, "JUDGED": true, // the scenario verdicts (docs/lab.md: NOT JUDGED)
