@@ -117,8 +117,8 @@ func TestSpanProblemsFindsStaleNames(t *testing.T) {
 			t.Errorf("`%s`: %v, want one stale name", s, got)
 		}
 	}
-	page := "# P\n\n```\nqueue.Old in a block\n```\n`queue.Old` here\n"
-	if got := idx.pageProblems(page); len(got[6]) != 1 || len(got) != 1 {
-		t.Errorf("a page: %v, want one stale name on line 6 (none in its fenced block)", got)
+	page := "# P\n\n```\nqueue.Old in a block\n```\n`queue.Old` here; newStage and the Stage's Run\nand then runQueued\n"
+	if got := idx.pageProblems(page); len(got[6]) != 1 || len(got[7]) != 1 || len(got) != 2 {
+		t.Errorf("a page: %v, want one stale name on lines 6 and 7 (none in its fenced block)", got)
 	}
 }

@@ -56,16 +56,26 @@ func (idx *goIndex) spanProblems(span string) []staleName {
 	return out
 }
 
-// pageProblems returns the stale names of a Markdown page's code spans,
-// by line (fenced blocks hold commands and quoted code, checked elsewhere).
+// pageProblems returns the stale names of a Markdown page's code spans and
+// its prose's words in mixed caps, by line (fenced blocks hold commands and
+// quoted code, checked elsewhere).
 func (idx *goIndex) pageProblems(text string) map[int][]staleName {
 	text = fence.ReplaceAllStringFunc(text, func(b string) string {
 		return strings.Repeat("\n", strings.Count(b, "\n"))
 	})
 	out := map[int][]staleName{}
 	for i, line := range strings.Split(text, "\n") {
+		var bad []staleName
 		for _, m := range inlineCode.FindAllStringSubmatch(line, -1) {
-			out[i+1] = append(out[i+1], idx.spanProblems(m[1])...)
+			bad = append(bad, idx.spanProblems(m[1])...)
+		}
+		for _, w := range proseWords(inlineCode.ReplaceAllString(line, "")) {
+			if hump(w) && !idx.known(w) {
+				bad = append(bad, staleName{w, "no Go code, string or YAML of the repository has it"})
+			}
+		}
+		if len(bad) > 0 {
+			out[i+1] = bad
 		}
 	}
 	return out
@@ -75,7 +85,8 @@ var inlineCode = regexp.MustCompile("`([^`\n]+)`")
 
 // TestPagesNameWhatExists: every Go name a page shows as code (pkg.Name,
 // Type.Member, an identifier, a Go file, an import path of this module)
-// is the repository's, as TestGoCommentsNameWhatExists holds the comments.
+// and every word of its prose in mixed caps is the repository's, as
+// TestGoCommentsNameWhatExists holds the comments.
 func TestPagesNameWhatExists(t *testing.T) {
 	idx := index(t)
 	var bad []string
