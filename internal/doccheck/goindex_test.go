@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,6 +37,8 @@ type goIndex struct {
 	// words are the words of the code's strings and of the YAML files:
 	// a JSON field (schemaVersion), a Kubernetes kind (PodMonitor).
 	words map[string]bool
+	// targets are the Makefile's targets.
+	targets map[string]bool
 	// tracked is every file of the repository, by path; dirs every
 	// directory that holds one; dirNames and bases their last parts.
 	tracked, dirs, dirNames, bases map[string]bool
@@ -68,6 +71,9 @@ type goFile struct {
 	locals  map[string]bool   // see localNames
 }
 
+// makeTarget is a rule's target in a Makefile.
+var makeTarget = regexp.MustCompile(`(?m)^([a-z][a-z0-9-]*):`)
+
 var repoIndex = sync.OnceValues(func() (*goIndex, error) {
 	cmd := exec.Command("git", "ls-files", "--cached", "--others", "--exclude-standard")
 	cmd.Dir = root
@@ -95,7 +101,7 @@ func newIndex(files []string, read func(string) ([]byte, error)) *goIndex {
 	idx := &goIndex{
 		pkgs: map[string]*goPkg{}, byName: map[string][]*goPkg{}, foreign: map[string]bool{},
 		idents: map[string]bool{}, literals: map[string]bool{}, tracked: map[string]bool{}, dirs: map[string]bool{},
-		dirNames: map[string]bool{}, bases: map[string]bool{}, words: map[string]bool{},
+		dirNames: map[string]bool{}, bases: map[string]bool{}, words: map[string]bool{}, targets: map[string]bool{},
 	}
 	fset := token.NewFileSet()
 	for _, f := range files {
@@ -106,12 +112,18 @@ func newIndex(files []string, read func(string) ([]byte, error)) *goIndex {
 			idx.dirNames[path.Base(d)] = true
 		}
 		yaml := strings.HasSuffix(f, ".yaml") || strings.HasSuffix(f, ".yml")
-		if !yaml && !strings.HasSuffix(f, ".go") || strings.Contains(f, "testdata/") {
+		if !yaml && f != "Makefile" && !strings.HasSuffix(f, ".go") || strings.Contains(f, "testdata/") {
 			continue
 		}
 		src, err := read(f)
 		if err != nil {
 			continue // deleted, not yet committed
+		}
+		if f == "Makefile" {
+			for _, m := range makeTarget.FindAllSubmatch(src, -1) {
+				idx.targets[string(m[1])] = true
+			}
+			continue
 		}
 		if yaml {
 			addWords(idx.words, string(src))

@@ -40,6 +40,7 @@ func newStage() Stage { return Stage{} }
 func (s Stage) Run() { _, _ = "stage.run", http.Server{} }
 `,
 	"docs/stage.md": "# Stage\n",
+	"Makefile":      "test: ## go test\n\tgo test ./...\n",
 }
 
 // fixtureIndex indexes fixture, with one more file of package stage.
@@ -72,7 +73,7 @@ func TestCommentProblemsFindsStaleNames(t *testing.T) {
 		"github.com/orderlab/orderlab/services/internal/queue and docs/stage.md",
 		"the span stage.run, http.Server.Shutdown, net/http.ServeMux, report.json, e.g. this",
 		"grafana/grafana is an image; prometheus/rules/NAME.yml stands for any rule file; t₀ and a.fooBar",
-		"`Stage`, `Push()`, two newStages or one newStage (a plural), *queue.Queue",
+		"`Stage`, `Push()`, two newStages or one newStage (a plural), *queue.Queue, `make test`",
 	}
 	for _, c := range good {
 		idx, f := fixtureIndex(t, "package stage\n\n// "+c+"\nvar x int\n")
@@ -92,6 +93,7 @@ func TestCommentProblemsFindsStaleNames(t *testing.T) {
 		"gone.go":                   "a Go file",
 		"`Vanished`":                "a backquoted name",
 		"runQueued is the old name": "a word in mixed caps",
+		"`make tests` runs them":    "a make target",
 		"github.com/orderlab/orderlab/services/internal/gone": "an import path",
 	}
 	for c, what := range bad {

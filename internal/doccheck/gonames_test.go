@@ -27,6 +27,8 @@ var (
 	// docLink is a Go doc comment link: [attack.Transport], [attack.Result.Merge],
 	// or a name of the comment's own package.
 	docLink = regexp.MustCompile(`(?:^|[^\w\]])\[\*?([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\]`)
+	// makeCommand is a make command in backquotes: `make lab-test`.
+	makeCommand = regexp.MustCompile("`make ([a-z][a-z0-9-]*)")
 	// backticked is one identifier in backquotes: `Shutdown`, `Admit()`.
 	backticked = regexp.MustCompile("`\\*?([A-Za-z_]\\w*)(?:\\(\\))?`")
 )
@@ -57,73 +59,6 @@ var builtins = map[string]bool{"error": true, "any": true, "comparable": true}
 // a lower-case letter after it.
 func camelCase(w string) bool {
 	return w != "" && unicode.IsUpper(rune(w[0])) && strings.IndexFunc(w, unicode.IsLower) > 0
-}
-
-// hump says whether a word has an upper-case letter after a lower-case
-// one, as a Go name of two words has (waitSpan, PoolWaits) and no word of
-// English prose.
-func hump(w string) bool {
-	prev := ' '
-	for _, r := range w {
-		if unicode.IsLower(prev) && unicode.IsUpper(r) {
-			return true
-		}
-		prev = r
-	}
-	return false
-}
-
-// proseWords are a line's words that may be Go names: letters, digits and
-// underscores, starting with a letter, not after a dot, a slash or a
-// hyphen (a member, a path: their forms check those).
-func proseWords(line string) []string {
-	var out []string
-	start, prev := -1, ' ' // start: -1 between words, -2 in a word that is no name
-	for i, r := range line + " " {
-		switch {
-		case r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
-			if start == -1 {
-				start = i
-				if !unicode.IsLetter(r) || strings.ContainsRune("./-", prev) {
-					start = -2
-				}
-			}
-		case start >= 0:
-			out = append(out, line[start:i])
-			start = -1
-		default:
-			start = -1
-		}
-		prev = r
-	}
-	return out
-}
-
-// notGoNames are words written as Go names are that name no code of the
-// repository: other software's names and brands.
-var notGoNames = map[string]bool{
-	"Semaphore": true, "ThreadLocal": true, // Java's
-	"Location":        true,                                                  // an HTTP header
-	"CloseNotifier":   true,                                                  // net/http's, which the code does not use
-	"MaxLoad":         true,                                                  // nbhttp's
-	"prepareRead":     true,                                                  // nbio's poller
-	"AnnotationQuery": true, "DashboardLink": true, "GetHomeDashboard": true, // Grafana's source
-	"inControlsMenu": true, "interpolateValue": true, // Grafana's source
-	"GitHub": true, "JavaScript": true, "PromQL": true, "OpenMetrics": true, "macOS": true,
-	"BuildKit": true, "IoT": true, "gRPC": true,
-}
-
-// known says whether a word that is written as a Go name is one of the
-// repository's: an identifier of its code, a word of a string of its code
-// or of its YAML; its plural too (rawClients), and the names of notGoNames.
-func (idx *goIndex) known(w string) bool {
-	if idx.idents[w] || idx.words[w] || notGoNames[w] {
-		return true
-	}
-	if s, ok := strings.CutSuffix(w, "s"); ok {
-		return idx.idents[s] || idx.words[s] || notGoNames[s]
-	}
-	return false
 }
 
 // staleName is a name that names nothing, and why.
@@ -355,6 +290,11 @@ func (idx *goIndex) lineProblems(f *goFile, line string, add func(name, why stri
 				add(m[1], "no Go code, string or YAML of the repository has it")
 			}
 		}
+		for _, m := range makeCommand.FindAllStringSubmatch(line, -1) {
+			if !idx.targets[m[1]] {
+				add("make "+m[1], "the Makefile has no such target")
+			}
+		}
 	}
 	for _, w := range proseWords(line) {
 		if hump(w) && !idx.known(w) {
@@ -366,7 +306,8 @@ func (idx *goIndex) lineProblems(f *goFile, line string, add func(name, why stri
 // TestGoCommentsNameWhatExists: every name of this repository's code a Go
 // comment gives (a file or package path, pkg.Name, Type.Member, a doc
 // link, a backquoted identifier, a word in mixed caps) is declared, so
-// that a reader who looks for it finds it.
+// that a reader who looks for it finds it; and every make command in
+// backquotes names a target of the Makefile.
 func TestGoCommentsNameWhatExists(t *testing.T) {
 	idx := index(t)
 	var bad []string
