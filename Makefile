@@ -180,6 +180,12 @@ run: build ## the three services on 127.0.0.1:8081-8083 (admin 9091-9093) agains
 	DATABASE_URL='$(DATABASE_URL)' HTTP_ADDR=127.0.0.1:8083 ADMIN_ADDR=127.0.0.1:9093 $(BIN)/pipeline & \
 	wait
 
+# The lab without Docker, in one command: deploy/local/lab.sh (the script
+# says what it starts, on which ports, and what it reads from the environment).
+.PHONY: local-lab
+local-lab: build $(BIN)/prometheus ## the lab without Docker: the services, Prometheus, the background load and the front page on http://127.0.0.1:8080, one ADMIN_TOKEN; Ctrl-C stops all
+	BIN=$(BIN) ./deploy/local/lab.sh
+
 ## ---- loadtest ----
 .PHONY: loadtest
 loadtest: ## run the load generator: make loadtest ARGS='open -rate 2000 -d 30s http://127.0.0.1:8081/work/db?delay=20ms'
@@ -257,8 +263,9 @@ k8s: ## refresh deploy/kubernetes's copies of the board, the rules (and Promethe
 	$(GO) run ./deploy/kubernetes/generate
 
 .PHONY: rules-test
-rules-test: $(BIN)/promtool ## promtool check config (compose and Kubernetes) and rules, then the rule unit tests
+rules-test: $(BIN)/promtool ## promtool check config (compose, local and Kubernetes) and rules, then the rule unit tests
 	$(BIN)/promtool check config prometheus/prometheus.yml
+	$(BIN)/promtool check config deploy/local/prometheus.yml
 	$(BIN)/promtool check config deploy/kubernetes/lab/prometheus/prometheus.yml
 	$(BIN)/promtool check rules prometheus/rules/*.yml
 	$(BIN)/promtool test rules prometheus/tests/*.yml

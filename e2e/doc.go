@@ -15,7 +15,10 @@
 // every PromQL expression of every panel, the starvation signal, the alerts
 // and the traces; last, `loadtest scenario -lab` stages pool-starvation and
 // db-latency, and what they changed is checked in Prometheus, in the
-// annotations and in the knobs put back. Asked to run but unable to (no Prometheus, no Postgres), it fails
+// annotations and in the knobs put back. TestLocalLab (ORDERLAB_E2E=1 too)
+// runs make local-lab's script: the page's URL printed, the page driving
+// the services and the background load with one token, Prometheus scraping
+// every target, and Ctrl-C leaving no process behind. Asked to run but unable to (no Prometheus, no Postgres), it fails
 // rather than skips.
 //
 // The files:
@@ -38,6 +41,8 @@
 //     jaeger_test.go (JAEGER set); overload_test.go (the loadtest binary);
 //     fakegrafana_test.go (the annotation API loadtest writes to);
 //     process_test.go (child processes of the test, on internal/proc).
+//   - locallab_test.go: TestLocalLab, and TestLocalLabConfig (the local
+//     Prometheus config is the compose one with local targets).
 //   - files_test.go: reading the repository's files.
 //
 // The database is internal/pgtest's, the trace receiver internal/otlptest's.

@@ -85,14 +85,7 @@ func TestLab(t *testing.T) {
 // stops when the test ends.
 func startLab(t *testing.T, ctx context.Context) *labRun {
 	// 1. Prerequisites. Asked to run, the test fails on anything missing.
-	promBin := os.Getenv("PROMETHEUS")
-	if promBin == "" {
-		promBin = filepath.Join(root, "bin", "prometheus")
-	}
-	promBin, _ = filepath.Abs(promBin)
-	if _, err := os.Stat(promBin); err != nil {
-		t.Fatalf("prometheus binary: %v (make bin/prometheus, or set PROMETHEUS)", err)
-	}
+	promBin := prometheusBin(t)
 	project := loadCompose(t)
 	checkPrometheusRelease(t, promBin, project.Services["prometheus"].Image)
 	dbURL := pgtest.New(t)

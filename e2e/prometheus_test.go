@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -253,6 +254,20 @@ func readPrometheusConfig(t *testing.T) map[string]any {
 	var cfg map[string]any
 	decodeFile(t, filepath.Join(root, "prometheus", "prometheus.yml"), yamlUnmarshal, &cfg)
 	return cfg
+}
+
+// prometheusBin is $PROMETHEUS, or bin/prometheus (make bin/prometheus).
+func prometheusBin(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("PROMETHEUS")
+	if bin == "" {
+		bin = filepath.Join(root, "bin", "prometheus")
+	}
+	bin, _ = filepath.Abs(bin)
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("prometheus binary: %v (make bin/prometheus, or set PROMETHEUS)", err)
+	}
+	return bin
 }
 
 // waitTargetsUp waits until Prometheus scrapes want targets successfully.
