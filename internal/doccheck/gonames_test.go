@@ -287,7 +287,7 @@ func (idx *goIndex) lineProblems(f *goFile, line string, add func(name, why stri
 	if has("`") {
 		for _, m := range backticked.FindAllStringSubmatch(line, -1) {
 			if camelCase(m[1]) && !idx.known(m[1]) {
-				add(m[1], "no Go code, string or YAML of the repository has it")
+				add(m[1], unknownName)
 			}
 		}
 		for _, m := range makeCommand.FindAllStringSubmatch(line, -1) {
@@ -298,7 +298,7 @@ func (idx *goIndex) lineProblems(f *goFile, line string, add func(name, why stri
 	}
 	for _, w := range proseWords(line) {
 		if hump(w) && !idx.known(w) {
-			add(w, "no Go code, string or YAML of the repository has it")
+			add(w, unknownName)
 		}
 	}
 }

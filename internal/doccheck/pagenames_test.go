@@ -26,7 +26,7 @@ func (idx *goIndex) spanProblems(span string) []staleName {
 		switch {
 		case len(names) == 1:
 			if camelCase(first) && !idx.known(first) {
-				out = append(out, staleName{first, "no Go code, string or YAML of the repository has it"})
+				out = append(out, staleName{first, unknownName})
 			}
 		case len(names) > 3 || fileExtensions[names[len(names)-1]] || idx.literals[m[1]]:
 		case len(idx.byName[first]) > 0 && !idx.foreign[first]:
@@ -71,7 +71,7 @@ func (idx *goIndex) pageProblems(text string) map[int][]staleName {
 		}
 		for _, w := range proseWords(inlineCode.ReplaceAllString(line, "")) {
 			if hump(w) && !idx.known(w) {
-				bad = append(bad, staleName{w, "no Go code, string or YAML of the repository has it"})
+				bad = append(bad, staleName{w, unknownName})
 			}
 		}
 		if len(bad) > 0 {

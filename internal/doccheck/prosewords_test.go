@@ -71,3 +71,7 @@ func (idx *goIndex) known(w string) bool {
 	}
 	return false
 }
+
+// unknownName is why a word written as a Go name is stale, and what to do
+// when it is another program's name.
+const unknownName = "no Go code, string or YAML of the repository has it (another program's name? add it to notGoNames)"
