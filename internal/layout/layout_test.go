@@ -23,7 +23,7 @@ var serviceRank = map[string]int{
 	"services/internal/model":      1,
 	"services/internal/audit":      1,
 	"services/internal/postgres":   1,
-	"services/internal/limiter":    1,
+	"services/internal/limiter":    2,
 	"services/internal/httpserver": 1,
 	"services/internal/direct":     2,
 	"services/internal/api":        2,

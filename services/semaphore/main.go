@@ -47,7 +47,7 @@ func start(d app.Deps) (app.Build, error) {
 			Permits: k.Int("LIMIT"), Adaptive: k.Word("LIMIT"), Wait: k.Duration("LIMIT_WAIT"),
 			NewestFirst: k.Text("LIMIT_ORDER") == "lifo", Min: k.Int("LIMIT_MIN"), Max: k.Int("LIMIT_MAX"),
 			PoolWaits: poolWaits,
-		}, met, d.Tracer)
+		}, met)
 		if err != nil {
 			return nil, err
 		}

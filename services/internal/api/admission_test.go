@@ -23,49 +23,51 @@ import (
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
-// edgeModel is a model.Model whose Admit refuses while full is set and
-// otherwise admits a edgeAdmitted that does what hold says.
-type edgeModel struct {
+// fakeModel is a model.Model whose Admit refuses while full is set and
+// otherwise admits a fakeAdmitted that does what hold says.
+type fakeModel struct {
 	full   atomic.Bool
 	admits atomic.Int64
 	hold   func(ctx context.Context) error
-	last   atomic.Pointer[edgeAdmitted]
+	last   atomic.Pointer[fakeAdmitted]
 }
 
-func (m *edgeModel) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
+func (m *fakeModel) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
 	m.admits.Add(1)
 	if m.full.Load() {
 		return nil, &overload.RejectedError{Resource: "semaphore", RetryAfter: 3 * time.Second}
 	}
-	a := &edgeAdmitted{m: m, released: make(chan struct{})}
+	a := &fakeAdmitted{m: m, start: time.Now(), released: make(chan struct{})}
 	m.last.Store(a)
 	return a, nil
 }
 
-func (m *edgeModel) Close(context.Context) error { return nil }
+func (m *fakeModel) Close(context.Context) error { return nil }
 
-type edgeAdmitted struct {
-	m        *edgeModel
-	bound    trace.SpanContext // the span of the context Bind got
+type fakeAdmitted struct {
+	m        *fakeModel
+	start    time.Time         // of its wait
+	called   trace.SpanContext // the span of the context HoldConnection got
 	deadline bool              // that context had a deadline
 	releases atomic.Int64
 	released chan struct{}
 }
 
-func (a *edgeAdmitted) PlaceOrder(context.Context, order.Input, string, time.Duration, time.Duration) (order.Result, error) {
+func (a *fakeAdmitted) PlaceOrder(context.Context, order.Input, string, time.Duration, time.Duration) (order.Result, error) {
 	return order.Result{}, nil
 }
-func (a *edgeAdmitted) GetOrder(context.Context, int64) (order.Order, error) {
+func (a *fakeAdmitted) GetOrder(context.Context, int64) (order.Order, error) {
 	return order.Order{}, nil
 }
-func (a *edgeAdmitted) HoldConnection(ctx context.Context, _ time.Duration, _ int) error {
+func (a *fakeAdmitted) HoldConnection(ctx context.Context, _ time.Duration, _ int) error {
+	a.called = trace.SpanContextFromContext(ctx)
+	_, a.deadline = ctx.Deadline()
 	return a.m.hold(ctx)
 }
-func (a *edgeAdmitted) Bind(ctx context.Context) {
-	a.bound = trace.SpanContextFromContext(ctx)
-	_, a.deadline = ctx.Deadline()
+func (a *fakeAdmitted) Wait() model.Wait {
+	return model.Wait{Span: "fake.wait", Start: a.start, Waited: time.Millisecond}
 }
-func (a *edgeAdmitted) Release() {
+func (a *fakeAdmitted) Release() {
 	if a.releases.Add(1) == 1 {
 		close(a.released)
 	}
@@ -75,9 +77,9 @@ type pinger struct{}
 
 func (pinger) Ping(context.Context) error { return nil }
 
-// edgeServer serves NewServer's handler for m on a loopback server, with
+// testServer serves NewServer's handler for m on a loopback server, with
 // its spans in the returned recorder and its metrics in reg.
-func edgeServer(t *testing.T, m *edgeModel) (*httptest.Server, *tracetest.SpanRecorder, *prometheus.Registry) {
+func testServer(t *testing.T, m *fakeModel) (*httptest.Server, *tracetest.SpanRecorder, *prometheus.Registry) {
 	t.Helper()
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
@@ -125,13 +127,13 @@ func labelsAre(m *dto.Metric, want map[string]string) bool {
 	return n == len(want)
 }
 
-// A refused order is answered by the edge: the 429 with its Retry-After
-// and problem body, counted on the request series, and no span (gin's
-// chain, otelgin first, never ran).
-func TestEdgeRefusalNeverEntersGin(t *testing.T) {
-	m := &edgeModel{}
+// A refused order is answered by the admission: the 429 with its
+// Retry-After and problem body, counted on the request series, and no span
+// (the observer never ran).
+func TestRefusalIsAnsweredBeforeAnySpan(t *testing.T) {
+	m := &fakeModel{}
 	m.full.Store(true)
-	ts, rec, reg := edgeServer(t, m)
+	ts, rec, reg := testServer(t, m)
 	resp, err := http.Post(ts.URL+"/orders", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +153,7 @@ func TestEdgeRefusalNeverEntersGin(t *testing.T) {
 		t.Errorf("POST /orders 429 counted %d times, want 1", n)
 	}
 	if n := m.admits.Load(); n != 1 {
-		t.Errorf("Admit called %d times, want once (by the edge)", n)
+		t.Errorf("Admit called %d times, want once", n)
 	}
 	// A read by id is admitted there too.
 	resp, err = http.Get(ts.URL + "/orders/7")
@@ -165,10 +167,11 @@ func TestEdgeRefusalNeverEntersGin(t *testing.T) {
 	}
 }
 
-// An admitted request enters gin with the edge's admission, which is bound
-// to the request's span and deadline and given back once, on every path:
-// an answer, a panic, a client that hangs up.
-func TestEdgeAdmissionIsReleasedOnEveryPath(t *testing.T) {
+// An admitted request's handler gets its admission and calls it under the
+// request's span and deadline; the wait is a span under the request's, and
+// the admission is given back once, on every path: an answer, a panic, a
+// client that hangs up.
+func TestAdmissionIsReleasedOnEveryPath(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		hold   func(ctx context.Context) error
@@ -180,8 +183,8 @@ func TestEdgeAdmissionIsReleasedOnEveryPath(t *testing.T) {
 		{"client gone", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &edgeModel{hold: tc.hold}
-			ts, rec, reg := edgeServer(t, m)
+			m := &fakeModel{hold: tc.hold}
+			ts, rec, reg := testServer(t, m)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/work/db?delay=1ms", nil)
@@ -219,23 +222,38 @@ func TestEdgeAdmissionIsReleasedOnEveryPath(t *testing.T) {
 				t.Fatal("the admission was never released")
 			}
 			if n := m.admits.Load(); n != 1 {
-				t.Errorf("Admit called %d times, want once (by the edge)", n)
+				t.Errorf("Admit called %d times, want once", n)
 			}
 			if n := a.releases.Load(); n < 1 {
 				t.Errorf("released %d times", n)
 			}
-			if !a.bound.IsValid() || !a.deadline {
-				t.Errorf("Bind got span %v, deadline %v: want the request's span and deadline", a.bound, a.deadline)
+			if !a.called.IsValid() || !a.deadline {
+				t.Errorf("HoldConnection got span %v, deadline %v: want the request's span and deadline", a.called, a.deadline)
 			}
 			if tc.cancel {
 				return
 			}
-			spans := rec.Ended()
-			if len(spans) != 1 || spans[0].SpanContext().SpanID() != a.bound.SpanID() {
-				t.Errorf("spans %v: want the one server span, the one Bind got", spans)
+			var server, wait sdktrace.ReadOnlySpan
+			for _, s := range rec.Ended() {
+				switch s.Name() {
+				case "GET /work/db":
+					server = s
+				case "fake.wait":
+					wait = s
+				}
+			}
+			if server == nil || server.SpanContext().SpanID() != a.called.SpanID() || server.SpanKind() != trace.SpanKindServer {
+				t.Fatalf("spans %v: want the server span GET /work/db, the one HoldConnection got", rec.Ended())
+			}
+			if wait == nil || wait.Parent().SpanID() != server.SpanContext().SpanID() ||
+				!wait.StartTime().Equal(a.start) || wait.EndTime().Sub(wait.StartTime()) != time.Millisecond {
+				t.Errorf("wait span %v: want fake.wait under the server span, from the wait's start for its 1ms", wait)
+			}
+			if server.StartTime().After(a.start) {
+				t.Errorf("the server span starts at %v, after the admission's wait began (%v): it should count from the arrival", server.StartTime(), a.start)
 			}
 			if tc.status == 500 {
-				return // instrument records a panic as it unwinds, before recovery wrote the 500
+				return // the observer records a panic as it unwinds, before recovery wrote the 500
 			}
 			if n := requests(t, reg, "GET", "/work/db", resp.Status[:3]); n != 1 {
 				t.Errorf("GET /work/db %s counted %d times, want 1", resp.Status[:3], n)

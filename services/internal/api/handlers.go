@@ -16,13 +16,10 @@ import (
 	"github.com/orderlab/orderlab/services/internal/order"
 )
 
-// handler serves one route: it returns the status and body of its success,
-// or the error that is the answer (writeError). It writes nothing itself:
-// serve and admitted write its answer, once.
+// handler serves a route nothing admits: it returns the status and body of
+// its success, or the error that is the answer (writeError). It writes
+// nothing itself: serve writes its answer, once.
 type handler func(c *gin.Context) (status int, body any, err error)
-
-// admittedHandler is a handler for a request the model admitted.
-type admittedHandler func(c *gin.Context, a model.Admitted) (status int, body any, err error)
 
 func serve(log *slog.Logger, h handler) gin.HandlerFunc {
 	return func(c *gin.Context) {
@@ -30,31 +27,6 @@ func serve(log *slog.Logger, h handler) gin.HandlerFunc {
 		answer(c, log, status, body, err)
 	}
 }
-
-// admitted hands the edge's admission of the request (admission.go) to h,
-// bound to the request's span and deadline now that they exist; a request
-// the edge did not admit (shutting down, a client gone) is answered with
-// the error it got. The edge releases the admission once the request is
-// answered.
-func admitted(log *slog.Logger, h admittedHandler) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		g := edgeAdmission(c.Request.Context())
-		if g == nil {
-			writeError(c, log, errNotAdmitted)
-			return
-		}
-		if g.err != nil {
-			writeError(c, log, g.err)
-			return
-		}
-		g.a.Bind(c.Request.Context())
-		status, body, err := h(c, g.a)
-		answer(c, log, status, body, err)
-	}
-}
-
-// errNotAdmitted is a database route reached without the edge: a bug.
-var errNotAdmitted = errors.New("api: a database route was served without the edge's admission")
 
 // answer writes a handler's outcome: its error's problem, or body as JSON.
 func answer(c *gin.Context, log *slog.Logger, status int, body any, err error) {

@@ -1,12 +1,9 @@
 package api
 
 import (
-	"context"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strconv"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,29 +38,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-// instrument records each request's latency, labelled by the route template
-// (never the raw path) and a known method, with the trace id as an exemplar.
-// It records in a deferred call so that a panicking handler is counted too.
-// A request the edge admitted is in flight and timed from the edge on.
-func (m *metrics) instrument(c *gin.Context) {
-	start := time.Now()
-	if g := edgeAdmission(c.Request.Context()); g != nil {
-		start = g.start
-	} else {
-		m.inFlight.Inc()
-		defer m.inFlight.Dec()
-	}
-	defer func() {
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
-		h := m.duration.WithLabelValues(methodLabel(c.Request.Method), route, strconv.Itoa(c.Writer.Status()))
-		telemetry.Observe(c.Request.Context(), h, time.Since(start).Seconds())
-	}()
-	c.Next()
-}
-
 // methodLabel bounds the method label: net/http accepts any token as a
 // method, and a label must not grow with what clients invent.
 func methodLabel(m string) string {
@@ -73,26 +47,6 @@ func methodLabel(m string) string {
 		return m
 	}
 	return "OTHER"
-}
-
-// timeout gives every request the deadline d (REQUEST_TIMEOUT), like
-// HikariCP's connection-timeout: a request still waiting for the pool when
-// it passes is answered 503. The deadline counts from the edge's admission
-// when the edge admitted the request, so that the wait for a permit is
-// inside it as it is for a request admitted in gin. REQUEST_TIMEOUT is
-// read per request.
-func timeout(knobs *Knobs) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		d := knobs.Load().RequestTimeout
-		deadline := time.Now().Add(d)
-		if g := edgeAdmission(c.Request.Context()); g != nil {
-			deadline = g.start.Add(d)
-		}
-		ctx, cancel := context.WithDeadline(c.Request.Context(), deadline)
-		defer cancel()
-		c.Request = c.Request.WithContext(ctx)
-		c.Next()
-	}
 }
 
 // recovery turns a panic into a logged 500 problem instead of a dropped

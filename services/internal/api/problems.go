@@ -158,12 +158,11 @@ var (
 // Nothing is logged: the rejection is counted by the HTTP metrics and by
 // the limiter's or the queue's rejection counter.
 func rejectedProblem(c *gin.Context, r *overload.RejectedError) {
-	setRetryAfter(c, r.RetryAfter)
-	writeProblemBytes(c, http.StatusTooManyRequests, rejectionBody(r.Resource))
+	c.Abort()
+	writeRejection(c.Writer, r)
 }
 
-// writeRejection is rejectedProblem for the edge (admission.go), which
-// answers before gin: the same header and body on a bare ResponseWriter.
+// writeRejection writes rejectedProblem's answer on any ResponseWriter.
 func writeRejection(w http.ResponseWriter, r *overload.RejectedError) {
 	h := w.Header()
 	h["Retry-After"] = retryAfterHeader(r.RetryAfter)

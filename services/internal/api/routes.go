@@ -1,23 +1,25 @@
 package api
 
 import (
-	"log/slog"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/orderlab/orderlab/services/internal/model"
 )
 
 // addRoutes is the whole API surface of every service. A route that
-// reaches the database was admitted by the model before gin (the edge,
-// admission.go: edgeRoutes names them), and its handler gets the admission
-// (admitted).
-func addRoutes(r *gin.Engine, knobs *Knobs, db Pinger, ready func() bool, log *slog.Logger, met *metrics) {
-	r.POST("/orders", admitted(log, placeOrder(knobs, met)))
-	r.GET("/orders/:id", admitted(log, getOrder))
+// reaches the database is admitted by the model first (admission.go), and
+// its handler gets the admission; the others are observed from the start.
+func addRoutes(r *gin.Engine, g *admission, db Pinger, ready func() bool) {
+	knobs, log := g.obs.knobs, g.log
+	g.handle(r, http.MethodPost, "/orders", model.PlaceOrder, placeOrder(knobs, g.obs.met))
+	g.handle(r, http.MethodGet, "/orders/:id", model.GetOrder, getOrder)
+	g.handle(r, http.MethodGet, "/work/db", model.HoldConnection, workDB(knobs))
 
-	r.GET("/work/db", admitted(log, workDB(knobs)))
-	r.GET("/work/api", serve(log, workAPI(knobs)))
-	r.GET("/work/cpu", serve(log, workCPU(knobs)))
-
-	r.GET("/livez", serve(log, livez))
-	r.GET("/readyz", serve(log, readyz(db, ready)))
+	o := r.Group("", g.obs.observed)
+	o.GET("/work/api", serve(log, workAPI(knobs)))
+	o.GET("/work/cpu", serve(log, workCPU(knobs)))
+	o.GET("/livez", serve(log, livez))
+	o.GET("/readyz", serve(log, readyz(db, ready)))
 }

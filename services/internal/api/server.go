@@ -13,11 +13,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/model"
-	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
 // Pinger says whether the database is reachable.
@@ -80,17 +78,12 @@ func NewServer(knobs *Knobs, m model.Model, db Pinger, ready func() bool,
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true // c.Done/c.Value follow the request's context
-	r.Use(
-		recovery(log),
-		otelgin.Middleware(knobs.Load().Service, otelgin.WithTracerProvider(tp), otelgin.WithPropagators(telemetry.Propagator)),
-		met.instrument,
-		timeout(knobs),
-		requestBuffer(knobs),
-	)
-	r.NoRoute(func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
-	r.NoMethod(func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
-	addRoutes(r, knobs, db, ready, log, met)
-	return newEdge(r, m, met), nil
+	r.Use(recovery(log))
+	obs := newObserver(knobs, met, tp)
+	r.NoRoute(obs.observed, func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
+	r.NoMethod(obs.observed, func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
+	addRoutes(r, &admission{m: m, obs: obs, log: log}, db, ready)
+	return r, nil
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }

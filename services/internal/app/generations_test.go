@@ -32,7 +32,7 @@ func (fakeAdmitted) PlaceOrder(context.Context, order.Input, string, time.Durati
 }
 func (fakeAdmitted) GetOrder(context.Context, int64) (order.Order, error)     { return order.Order{}, nil }
 func (fakeAdmitted) HoldConnection(context.Context, time.Duration, int) error { return nil }
-func (fakeAdmitted) Bind(context.Context)                                     {}
+func (fakeAdmitted) Wait() model.Wait                                         { return model.Wait{} }
 func (fakeAdmitted) Release()                                                 {}
 
 // A swap sends new requests to the new generation at once; the old one

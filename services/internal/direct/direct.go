@@ -48,10 +48,11 @@ func Unlimited(store *postgres.Store, audit *audit.Recorder) *Model {
 // unbounded service, which has none, links no limiter.
 type Acquire func(ctx context.Context) (Permit, error)
 
-// Permit is what Acquire gave one request, held until its Release.
+// Permit is what Acquire gave one request, held until its Release; done
+// says whether the request's work ended within its deadline.
 type Permit interface {
-	Bind(ctx context.Context)
-	Release()
+	Wait() model.Wait
+	Release(done bool)
 }
 
 // Limited is the semaphore service's model: a request is admitted with a
@@ -84,9 +85,12 @@ func (m *Model) Close(context.Context) error { return nil }
 type admitted struct {
 	m      *Model
 	permit Permit
+	// done: the request's work ended within its deadline (Permit.Release).
+	done bool
 }
 
 func (a *admitted) PlaceOrder(ctx context.Context, in order.Input, key string, delay, downstream time.Duration) (order.Result, error) {
+	defer a.finish(ctx)
 	r, err := a.m.store.CreateOrder(ctx, order.NewRequest(in, key), delay, downstream)
 	if err == nil && r.Created && a.m.audit.Enabled() {
 		a.m.audit.Go(r.Order)
@@ -95,21 +99,33 @@ func (a *admitted) PlaceOrder(ctx context.Context, in order.Input, key string, d
 }
 
 func (a *admitted) GetOrder(ctx context.Context, id int64) (order.Order, error) {
+	defer a.finish(ctx)
 	return a.m.store.GetOrder(ctx, id)
 }
 
 func (a *admitted) HoldConnection(ctx context.Context, d time.Duration, conns int) error {
+	defer a.finish(ctx)
 	return a.m.store.HoldConnection(ctx, d, conns)
 }
 
-func (a *admitted) Bind(ctx context.Context) {
+// finish notes whether the work ended within the request's deadline, for
+// the permit's Release (the admission shared by every unlimited request
+// notes nothing).
+func (a *admitted) finish(ctx context.Context) {
 	if a.permit != nil {
-		a.permit.Bind(ctx)
+		a.done = ctx.Err() == nil
 	}
+}
+
+func (a *admitted) Wait() model.Wait {
+	if a.permit == nil {
+		return model.Wait{}
+	}
+	return a.permit.Wait()
 }
 
 func (a *admitted) Release() {
 	if a.permit != nil {
-		a.permit.Release()
+		a.permit.Release(a.done)
 	}
 }

@@ -4,7 +4,7 @@
 // adaptive limit that finds the pool's capacity, from the pool's own
 // acquire waits when it can read them (poolwait.go) or else from latency
 // (failsafe-go's adaptivelimiter, adaptive.go); with their metrics
-// (metrics.go), wait spans and Retry-After. A Limiter never changes: a
+// (metrics.go) and Retry-After. A Limiter never changes: a
 // live change of its knobs builds a new one (services/internal/app,
 // generations.go).
 package limiter
@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
@@ -75,7 +74,6 @@ type Limiter struct {
 	permits permits
 	mode    string // the mode label of orderlab_limiter_limit: fixed or adaptive
 	wait    time.Duration
-	tracer  trace.Tracer
 	met     *Metrics
 	// released counts permits given back, for Retry-After.
 	released *overload.ReleaseRate
@@ -84,13 +82,12 @@ type Limiter struct {
 
 // New returns a Limiter for cfg that reports to met, which it becomes the
 // limit of (orderlab_limiter_limit).
-func New(cfg Config, met *Metrics, tp trace.TracerProvider) (*Limiter, error) {
+func New(cfg Config, met *Metrics) (*Limiter, error) {
 	p, mode, err := newPermits(cfg)
 	if err != nil {
 		return nil, err
 	}
-	l := &Limiter{permits: p, mode: mode, wait: max(cfg.Wait, 0), met: met, released: overload.NewReleaseRate(),
-		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/limiter")}
+	l := &Limiter{permits: p, mode: mode, wait: max(cfg.Wait, 0), met: met, released: overload.NewReleaseRate()}
 	met.cur.Store(l)
 	return l, nil
 }
@@ -118,65 +115,34 @@ func (l *Limiter) Limit() int { return l.permits.limit() }
 // gives it back. When none comes in time the error is an
 // *overload.RejectedError with a Retry-After derived from the queue in
 // front of the permits and the rate they are given back; when ctx ends
-// first it is ctx's error. The wait is a limiter.wait span under ctx's
-// span when ctx's request is traced; a rejection is counted, not traced
-// (docs/admission.md).
+// first it is ctx's error. Every wait is counted by outcome; the Permit's
+// Wait says how it waited, for the request's trace.
 func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
-	w := waitSpan{start: time.Now(), limit: l.permits.limit(), waiters: l.waiters.Load()}
+	p := &Permit{l: l, start: time.Now(), limit: l.permits.limit(), waiters: l.waiters.Load()}
 	release, ok := l.permits.tryAcquire()
 	if !ok {
 		var reason string
 		release, reason = l.waitForPermit(ctx)
 		if release == nil {
-			w.waited = time.Since(w.start)
+			waited := time.Since(p.start)
 			if ctx.Err() != nil {
-				l.observe(ctx, &w, "canceled", "canceled while waiting")
+				l.observe(ctx, "canceled", waited)
 				return nil, ctx.Err()
 			}
-			l.observe(ctx, &w, "rejected", "rejected: "+reason)
+			l.observe(ctx, "rejected", waited)
 			l.met.rejections.WithLabelValues(reason).Inc()
-			return nil, &overload.RejectedError{Resource: "semaphore", Waited: w.waited,
+			return nil, &overload.RejectedError{Resource: "semaphore", Waited: waited,
 				RetryAfter: l.released.RetryAfter(int(l.waiters.Load()))}
 		}
 	}
-	w.waited = time.Since(w.start)
-	l.observe(ctx, &w, "acquired", "")
+	p.waited, p.release = time.Since(p.start), release
+	l.observe(ctx, "acquired", p.waited)
 	l.met.inUse.Add(1)
-	return &Permit{l: l, ctx: ctx, release: release, wait: w, traced: w.traced(ctx)}, nil
+	return p, nil
 }
 
-// observe counts the wait by outcome, and records it as a span.
-func (l *Limiter) observe(ctx context.Context, w *waitSpan, outcome, failure string) {
-	telemetry.Observe(ctx, l.met.waitSeconds.WithLabelValues(outcome), w.waited.Seconds())
-	w.outcome, w.failure = outcome, failure
-	w.record(ctx, l.tracer)
-}
-
-// waitSpan is what the limiter.wait span of one Acquire says.
-type waitSpan struct {
-	start            time.Time
-	waited           time.Duration
-	limit            int
-	waiters          int64
-	outcome, failure string
-}
-
-func (w *waitSpan) traced(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
-
-// record makes the span under ctx's span, if ctx's request is traced.
-func (w *waitSpan) record(ctx context.Context, tracer trace.Tracer) {
-	if !w.traced(ctx) {
-		return
-	}
-	_, span := tracer.Start(ctx, "limiter.wait", trace.WithTimestamp(w.start), trace.WithAttributes(
-		attribute.Int("limiter.limit", w.limit),
-		attribute.Int64("limiter.waiters", w.waiters),
-		attribute.String("limiter.outcome", w.outcome),
-	))
-	if w.failure != "" {
-		span.SetStatus(codes.Error, w.failure)
-	}
-	span.End(trace.WithTimestamp(w.start.Add(w.waited)))
+func (l *Limiter) observe(ctx context.Context, outcome string, waited time.Duration) {
+	telemetry.Observe(ctx, l.met.waitSeconds.WithLabelValues(outcome), waited.Seconds())
 }
 
 // waitForPermit waits at most LIMIT_WAIT for a permit. It returns nil and
@@ -203,34 +169,34 @@ func (l *Limiter) waitForPermit(ctx context.Context) (func(done bool), string) {
 // Permit is an acquired permit.
 type Permit struct {
 	l       *Limiter
-	ctx     context.Context
 	release func(done bool)
 	once    atomic.Bool
-	wait    waitSpan
-	traced  bool // the wait's span is recorded
+	// The wait for it: when it began, how long it took, and the limit and
+	// the waiters ahead when it began.
+	start   time.Time
+	waited  time.Duration
+	limit   int
+	waiters int64
 }
 
-// Bind ties a permit taken before its request's span and deadline existed
-// (the API's edge) to the request's context ctx: the wait becomes a
-// limiter.wait span under ctx's span, and ctx's deadline decides whether
-// the work completed (Release). Call it on the request's goroutine, before
-// the work.
-func (p *Permit) Bind(ctx context.Context) {
-	p.ctx = ctx
-	if !p.traced {
-		p.wait.record(ctx, p.l.tracer)
-		p.traced = p.wait.traced(ctx)
-	}
+// Wait is the permit's wait, the limiter.wait span of its request.
+func (p *Permit) Wait() model.Wait {
+	return model.Wait{Span: "limiter.wait", Start: p.start, Waited: p.waited, Attributes: []attribute.KeyValue{
+		attribute.Int("limiter.limit", p.limit),
+		attribute.Int64("limiter.waiters", p.waiters),
+		attribute.String("limiter.outcome", "acquired"),
+	}}
 }
 
-// Release gives the permit back, once. Work whose request ran out of time
-// does not count as a completion: its latency would teach an adaptive
-// limit nothing about the database.
-func (p *Permit) Release() {
+// Release gives the permit back, once. done says whether the work it was
+// taken for ended within its request's deadline: an adaptive limit learns
+// from those only, a timed-out request's latency teaching it nothing about
+// the database.
+func (p *Permit) Release(done bool) {
 	if !p.once.CompareAndSwap(false, true) {
 		return
 	}
 	p.l.met.inUse.Add(-1)
 	p.l.released.Released()
-	p.release(p.ctx.Err() == nil)
+	p.release(done)
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
 	"github.com/orderlab/orderlab/internal/poll"
@@ -24,7 +23,7 @@ func newLimiter(t *testing.T, cfg Config) (*Limiter, *prometheus.Registry) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(cfg, met, noop.NewTracerProvider())
+	l, err := New(cfg, met)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,8 +55,8 @@ func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	if got := rejections(l, ReasonWaitTimeout); got != 1 {
 		t.Errorf("rejections{reason=wait_timeout} = %v, want 1", got)
 	}
-	r1.Release()
-	r1.Release() // releasing twice gives back one permit, not two
+	r1.Release(true)
+	r1.Release(true) // releasing twice gives back one permit, not two
 	r3, err := l.Acquire(context.Background())
 	if err != nil {
 		t.Fatalf("Acquire after release = %v", err)
@@ -65,8 +64,8 @@ func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	if _, err := l.Acquire(context.Background()); err == nil {
 		t.Fatal("a double release created a permit")
 	}
-	r2.Release()
-	r3.Release()
+	r2.Release(true)
+	r3.Release(true)
 	if got := l.met.inUse.Load(); got != 0 {
 		t.Errorf("in use after releases = %d", got)
 	}
@@ -79,7 +78,7 @@ func TestWaiterGetsReleasedPermit(t *testing.T) {
 	go func() {
 		r, err := l.Acquire(context.Background())
 		if err == nil {
-			r.Release()
+			r.Release(true)
 		}
 		got <- err
 	}()
@@ -89,7 +88,7 @@ func TestWaiterGetsReleasedPermit(t *testing.T) {
 		}
 		return nil
 	})
-	r1.Release()
+	r1.Release(true)
 	if err := <-got; err != nil {
 		t.Fatalf("waiter = %v, want the released permit", err)
 	}
@@ -98,7 +97,7 @@ func TestWaiterGetsReleasedPermit(t *testing.T) {
 func TestZeroWaitRejectsAtOnceAndCanceledIsNotARejection(t *testing.T) {
 	l, _ := newLimiter(t, Config{Permits: 1})
 	r, _ := l.Acquire(context.Background())
-	defer r.Release()
+	defer r.Release(true)
 	var rej *overload.RejectedError
 	if _, err := l.Acquire(context.Background()); !errors.As(err, &rej) {
 		t.Fatalf("Acquire = %v, want rejection", err)
@@ -110,7 +109,7 @@ func TestZeroWaitRejectsAtOnceAndCanceledIsNotARejection(t *testing.T) {
 	cancel()
 	l2, _ := newLimiter(t, Config{Permits: 1, Wait: time.Second})
 	r2, _ := l2.Acquire(context.Background())
-	defer r2.Release()
+	defer r2.Release(true)
 	if _, err := l2.Acquire(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Acquire with canceled ctx = %v", err)
 	}
@@ -174,7 +173,7 @@ func TestAdaptiveQueueIsBounded(t *testing.T) {
 		go func() {
 			tk, err := l.Acquire(ctx)
 			if err == nil {
-				tk.Release()
+				tk.Release(true)
 			}
 			left <- err
 		}()
@@ -197,7 +196,7 @@ func TestAdaptiveQueueIsBounded(t *testing.T) {
 		<-left
 	}
 	for _, tk := range held {
-		tk.Release()
+		tk.Release(true)
 	}
 	if l.met.inUse.Load() != 0 || l.waiters.Load() != 0 {
 		t.Errorf("in use %d, waiters %d after all left", l.met.inUse.Load(), l.waiters.Load())

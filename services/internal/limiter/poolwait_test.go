@@ -1,8 +1,6 @@
 package limiter
 
 import (
-	"go.opentelemetry.io/otel/trace/noop"
-
 	"fmt"
 	"strconv"
 	"testing"
@@ -218,7 +216,7 @@ func TestSignalMetric(t *testing.T) {
 	if got := signals(); got["pool_wait_share"] != 0.25 || len(got) != 2 {
 		t.Errorf("signals %v, want pool_wait_share 0.25 and hold_vs_baseline", got)
 	}
-	if _, err := New(Config{Permits: 5}, l.met, noop.NewTracerProvider()); err != nil { // a live change to a fixed limit
+	if _, err := New(Config{Permits: 5}, l.met); err != nil { // a live change to a fixed limit
 		t.Fatal(err)
 	}
 	if got := signals(); len(got) != 0 {

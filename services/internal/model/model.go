@@ -11,6 +11,8 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/orderlab/orderlab/services/internal/order"
 )
 
@@ -56,12 +58,19 @@ type Admitted interface {
 	// while the ones before it are held (conns above 1: a nested acquire,
 	// docs/scenarios: nested-acquire), and runs pg_sleep(d) on the last.
 	HoldConnection(ctx context.Context, d time.Duration, conns int) error
-	// Bind ties an admission made before the request's span and deadline
-	// existed (the API admits below its framework) to the request's
-	// context ctx: the admission's wait becomes a span under ctx's span,
-	// and ctx's deadline is the request's from then on. Call it before the
-	// one call.
-	Bind(ctx context.Context)
+	// Wait is how the request waited for what the model reserved for it,
+	// which the API records as a span of the request's trace.
+	Wait() Wait
 	// Release gives back what the model reserved for the request.
 	Release()
+}
+
+// Wait is the wait of one admission: from Start, for Waited, as the span
+// called Span with Attributes. A model that reserves nothing has no wait
+// (Span is empty).
+type Wait struct {
+	Span       string
+	Start      time.Time
+	Waited     time.Duration
+	Attributes []attribute.KeyValue
 }

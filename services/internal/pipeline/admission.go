@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
@@ -35,43 +33,24 @@ type ticket struct {
 	p     *Pipeline
 	slot  bool // holds an intake slot not yet handed to an enqueued job
 	audit bool // holds an audit slot not yet handed to a job
-	wait  enqueueSpan
+	// The wait for the slots: when it began, how long it took, and the
+	// intake queue's length when it began.
+	start  time.Time
+	waited time.Duration
+	queued int
 }
 
-// Bind records the admission's pipeline.enqueue span under ctx's span when
-// the ticket was taken before its request's span began (the API's edge).
-func (t *ticket) Bind(ctx context.Context) {
-	if !t.wait.recorded {
-		t.wait.record(ctx, t.p.tracer)
+// Wait is the ticket's wait for its slots, the pipeline.enqueue span of its
+// request; a read waited for nothing.
+func (t *ticket) Wait() model.Wait {
+	if t.start.IsZero() {
+		return model.Wait{}
 	}
-}
-
-// enqueueSpan is what the pipeline.enqueue span of one admission says,
-// kept so that the span can be recorded once the request's own span exists.
-// Recorded only for a traced request: a rejection before the request's
-// span began is counted, not traced (docs/admission.md).
-type enqueueSpan struct {
-	start            time.Time
-	waited           time.Duration
-	length, capacity int
-	outcome, failure string
-	recorded         bool
-}
-
-func (w *enqueueSpan) record(ctx context.Context, tracer trace.Tracer) {
-	if !trace.SpanFromContext(ctx).IsRecording() {
-		return
-	}
-	w.recorded = true
-	_, span := tracer.Start(ctx, "pipeline.enqueue", trace.WithTimestamp(w.start), trace.WithAttributes(
-		attribute.Int("pipeline.queue.length", w.length),
-		attribute.Int("pipeline.queue.capacity", w.capacity),
-		attribute.String("pipeline.outcome", w.outcome),
-	))
-	if w.failure != "" {
-		span.SetStatus(codes.Error, w.failure)
-	}
-	span.End(trace.WithTimestamp(w.start.Add(w.waited)))
+	return model.Wait{Span: "pipeline.enqueue", Start: t.start, Waited: t.waited, Attributes: []attribute.KeyValue{
+		attribute.Int("pipeline.queue.length", t.queued),
+		attribute.Int("pipeline.queue.capacity", cap(t.p.intake)),
+		attribute.String("pipeline.outcome", "enqueued"),
+	}}
 }
 
 func (t *ticket) Release() {
@@ -93,7 +72,7 @@ func (t *ticket) Release() {
 // being short and not what the experiments load.
 func (p *Pipeline) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
 	if op == model.GetOrder {
-		return &ticket{p: p, wait: enqueueSpan{recorded: true}}, nil // no wait to trace
+		return &ticket{p: p}, nil
 	}
 	t, err := p.admit(ctx, op)
 	if err != nil {
@@ -105,18 +84,16 @@ func (p *Pipeline) Admit(ctx context.Context, op model.Op) (model.Admitted, erro
 // admit reserves the slots of op: a send on a full slots channel fails at
 // once (select with default), or after ENQUEUE_WAIT.
 func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error) {
-	t := &ticket{p: p, wait: enqueueSpan{start: time.Now(), length: len(p.intake), capacity: cap(p.intake)}}
+	t := &ticket{p: p, start: time.Now(), queued: len(p.intake)}
 	outcome := "enqueued"
 	defer func() {
-		t.wait.waited, t.wait.outcome = time.Since(t.wait.start), outcome
-		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), t.wait.waited.Seconds())
-		t.wait.record(ctx, p.tracer)
+		t.waited = time.Since(t.start)
+		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), t.waited.Seconds())
 	}()
 	reject := func(reason, resource string, r *overload.ReleaseRate, ahead int) error {
 		outcome = "rejected"
 		p.m.rejections.WithLabelValues(reason).Inc()
-		t.wait.failure = resource + " full"
-		return &overload.RejectedError{Resource: resource, Waited: time.Since(t.wait.start), RetryAfter: r.RetryAfter(ahead)}
+		return &overload.RejectedError{Resource: resource, Waited: time.Since(t.start), RetryAfter: r.RetryAfter(ahead)}
 	}
 	if p.isClosed() {
 		outcome = "closed"
