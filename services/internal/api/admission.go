@@ -73,6 +73,6 @@ func (g *admission) recordWait(ctx context.Context, w model.Wait) {
 	if w.Span == "" || !trace.SpanFromContext(ctx).IsRecording() {
 		return
 	}
-	_, span := g.obs.tracer.Start(ctx, w.Span, trace.WithTimestamp(w.Start), trace.WithAttributes(w.Attributes...))
-	span.End(trace.WithTimestamp(w.Start.Add(w.Waited)))
+	_, waitSpan := g.obs.tracer.Start(ctx, w.Span, trace.WithTimestamp(w.Start), trace.WithAttributes(w.Attributes...))
+	waitSpan.End(trace.WithTimestamp(w.Start.Add(w.Waited)))
 }
