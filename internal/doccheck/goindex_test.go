@@ -25,6 +25,7 @@ type goIndex struct {
 	files  []*goFile
 	pkgs   map[string]*goPkg   // by directory, relative to root
 	byName map[string][]*goPkg // by package name; main is no package a comment can name
+	gone   map[string]string   // packages the history has and the tree no longer has: see gonePackages
 	// foreign are the names under which the code imports packages of
 	// other modules: a page's `trace.Span` is not this repository's.
 	foreign map[string]bool
@@ -82,7 +83,9 @@ var repoIndex = sync.OnceValues(func() (*goIndex, error) {
 		return nil, err
 	}
 	files := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return newIndex(files, func(f string) ([]byte, error) { return os.ReadFile(filepath.Join(root, f)) }), nil
+	idx := newIndex(files, func(f string) ([]byte, error) { return os.ReadFile(filepath.Join(root, f)) })
+	idx.gone, err = gonePackages(idx)
+	return idx, err
 })
 
 // index returns the repository's index, built once for all tests.
@@ -99,7 +102,7 @@ func index(t *testing.T) *goIndex {
 // read one.
 func newIndex(files []string, read func(string) ([]byte, error)) *goIndex {
 	idx := &goIndex{
-		pkgs: map[string]*goPkg{}, byName: map[string][]*goPkg{}, foreign: map[string]bool{},
+		pkgs: map[string]*goPkg{}, byName: map[string][]*goPkg{}, gone: map[string]string{}, foreign: map[string]bool{},
 		idents: map[string]bool{}, literals: map[string]bool{}, tracked: map[string]bool{}, dirs: map[string]bool{},
 		dirNames: map[string]bool{}, bases: map[string]bool{}, words: map[string]bool{}, targets: map[string]bool{},
 	}

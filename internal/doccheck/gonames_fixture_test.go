@@ -56,6 +56,7 @@ func fixtureIndex(t *testing.T, src string) (*goIndex, *goFile) {
 		}
 		return []byte(fixture[f]), nil
 	})
+	idx.gone["olds"] = "services/internal/olds" // as if the history had it
 	for _, f := range idx.files {
 		if f.path == files[0] {
 			return idx, f
@@ -81,6 +82,10 @@ func TestCommentProblemsFindsStaleNames(t *testing.T) {
 			t.Errorf("%q: %v, want no stale name", c, got)
 		}
 	}
+	idx, f := fixtureIndex(t, "package stage\n\n// olds.Queue is the variable's\nvar olds struct{ Queue int }\n")
+	if got := idx.commentProblems(f); len(got) != 0 {
+		t.Errorf("a gone package's name that is a variable of the file: %v, want no stale name", got)
+	}
 	bad := map[string]string{
 		"queue.Old":                 "an imported package's name it does not declare",
 		"queue.Queue.Pop":           "a method the type does not have",
@@ -94,6 +99,7 @@ func TestCommentProblemsFindsStaleNames(t *testing.T) {
 		"`Vanished`":                "a backquoted name",
 		"runQueued is the old name": "a word in mixed caps",
 		"`make tests` runs them":    "a make target",
+		"olds.Queue":                "a name of a package that is gone",
 		"github.com/orderlab/orderlab/services/internal/gone": "an import path",
 	}
 	for c, what := range bad {
@@ -114,7 +120,7 @@ func TestSpanProblemsFindsStaleNames(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"queue.Old", "queue.Queue.Pop()", "Stage.Stop", "Vanished", "queue/gone.go", "gone.go",
-		"github.com/orderlab/orderlab/services/internal/gone"} {
+		"github.com/orderlab/orderlab/services/internal/gone", "olds.Queue"} {
 		if got := idx.spanProblems(s); len(got) != 1 {
 			t.Errorf("`%s`: %v, want one stale name", s, got)
 		}

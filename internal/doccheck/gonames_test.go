@@ -137,6 +137,9 @@ func (idx *goIndex) chainProblem(f *goFile, chain string) string {
 	if ps := idx.byName[first]; len(ps) > 0 {
 		return idx.namedPackageProblem(f, ps, rest)
 	}
+	if dir, ok := idx.gone[first]; ok && !localNames(f)[first] {
+		return "package " + first + " (" + dir + ") is no longer in the repository"
+	}
 	if own.types[first] != nil && own.decls[first] && len(rest) == 1 {
 		if idx.hasMember(own.dir, first, rest[0], 0) {
 			return ""

@@ -34,6 +34,8 @@ func (idx *goIndex) spanProblems(span string) []staleName {
 				p := idx.byName[first][0]
 				out = append(out, staleName{m[1], "package " + p.name + " (" + p.dir + ") does not declare " + strings.Join(rest, ".")})
 			}
+		case idx.gone[first] != "" && !idx.foreign[first]:
+			out = append(out, staleName{m[1], "package " + first + " (" + idx.gone[first] + ") is no longer in the repository"})
 		case camelCase(first) && len(rest) == 1:
 			if why := idx.typeMemberProblem(first, rest[0]); why != "" {
 				out = append(out, staleName{m[1], why})
