@@ -190,7 +190,8 @@ func WriteHTML(w io.Writer, res *Result) error {
 		}
 
 		if p.Loadtest != nil {
-			sec.Charts = b.HTTPCharts(Representative(p.Loadtest.Runs))
+			runs, _ := chartRuns(p, Representative(p.Loadtest.Runs))
+			sec.Charts = b.HTTPCharts(runs)
 			if res.Count > 1 {
 				sec.Notes = append(sec.Notes, fmt.Sprintf("Each target ran %d times: the table gives the median and the range, the charts the run with the median goodput.", res.Count))
 			}

@@ -24,6 +24,8 @@ const (
 	metricPoolMax      = "orderlab_db_pool_max_connections"
 	metricDBErrors     = "orderlab_db_errors_total" // label class
 	metricKnob         = "orderlab_knob_value"      // label knob
+
+	knobRequestTimeout = "REQUEST_TIMEOUT" // seconds, the deadline of every request and its pool acquire
 )
 
 // probeRoutes are answered by every service without doing any work; they

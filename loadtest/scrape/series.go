@@ -17,7 +17,8 @@ func (s *Series) add(x Sample, err error) {
 		return
 	}
 	if n := len(s.Samples); n > 0 {
-		x.AcquireWaitP99 = Quantile(0.99, Delta(s.Samples[n-1].AcquireWait, x.AcquireWait))
+		prev := s.Samples[n-1]
+		x.AcquireWaitP99, _ = capWait(Quantile(0.99, Delta(prev.AcquireWait, x.AcquireWait)), max(waitCeiling(prev), waitCeiling(x)))
 	}
 	s.Samples = append(s.Samples, x)
 }
@@ -38,10 +39,14 @@ type Summary struct {
 	// AcquireWaitP99 is the p99 pool-acquire wait over the run, from the
 	// bucket deltas between consecutive scrapes summed over the run (a
 	// counter reset counts from zero, as in PromQL's increase());
-	// AcquireWaits is the number of acquires it covers.
-	AcquireWaitP99 float64 `json:"acquire_wait_p99_seconds"`
-	AcquireWaits   float64 `json:"acquire_waits"`
-	Rejections     float64 `json:"rejections"` // during the run, summed per interval like AcquireWaits
+	// AcquireWaits is the number of acquires it covers. Like each
+	// sample's, it is at most the longest REQUEST_TIMEOUT of the run,
+	// which ends every wait; AcquireWaitP99Capped says the buckets put it
+	// above (interpolating inside the bucket that holds the deadline).
+	AcquireWaitP99       float64 `json:"acquire_wait_p99_seconds"`
+	AcquireWaitP99Capped bool    `json:"acquire_wait_p99_capped,omitempty"`
+	AcquireWaits         float64 `json:"acquire_waits"`
+	Rejections           float64 `json:"rejections"` // during the run, summed per interval like AcquireWaits
 	// CPUSeconds, Answers and Commits are the run's increases of the
 	// server's CPU time (user and system), of its answered API requests
 	// (probes excluded) and of its committed orders.
@@ -65,8 +70,9 @@ func (s Series) Summary() Summary {
 		return sum
 	}
 	buckets := make([][]Bucket, len(s.Samples))
-	var holds, held float64
+	var holds, held, ceiling float64
 	for i, x := range s.Samples {
+		ceiling = max(ceiling, waitCeiling(x))
 		sum.PeakGoroutines = max(sum.PeakGoroutines, x.Goroutines)
 		sum.PeakThreads = max(sum.PeakThreads, x.Threads)
 		sum.PeakRSSBytes = max(sum.PeakRSSBytes, x.RSSBytes)
@@ -100,7 +106,7 @@ func (s Series) Summary() Summary {
 		}
 	}
 	d := Increase(buckets)
-	sum.AcquireWaitP99 = Quantile(0.99, d)
+	sum.AcquireWaitP99, sum.AcquireWaitP99Capped = capWait(Quantile(0.99, d), ceiling)
 	if n := len(d); n > 0 {
 		sum.AcquireWaits = d[n-1].Count
 	}
@@ -111,4 +117,20 @@ func (s Series) Summary() Summary {
 	sum.PoolMax = last.PoolMax
 	sum.Window = last.Time.Sub(first.Time).Round(time.Millisecond).Seconds()
 	return sum
+}
+
+// waitCeiling is the longest a pool acquire can wait on the target as
+// sample x shows it: its REQUEST_TIMEOUT (the knob gauge), whose deadline
+// ends every wait; 0 when the sample does not show it.
+func waitCeiling(x Sample) float64 { return x.Knobs[knobRequestTimeout] }
+
+// capWait is a wait quantile q read from buckets, at most ceiling (when
+// known, above 0): interpolating inside the bucket that holds the deadline
+// can put a quantile above every wait there was (2.48 s against a 2 s
+// deadline). capped says it was.
+func capWait(q, ceiling float64) (wait float64, capped bool) {
+	if ceiling > 0 && q > ceiling {
+		return ceiling, true
+	}
+	return q, false
 }
