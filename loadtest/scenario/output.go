@@ -104,7 +104,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 				b.WriteString(n + "\n\n")
 			}
 		}
-		if err := writeViewsMarkdown(&b, p); err != nil {
+		if err := writeViewsMarkdown(&b, s, p); err != nil {
 			return err
 		}
 		for i, t := range outageTables(p.Outages) {
@@ -131,7 +131,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	if res.Board != "" {
 		fmt.Fprintf(&b, "\nOn the board, exactly this run: %s\n", res.Board)
 	}
-	if l := signalLine(s); l != "" {
+	for _, l := range signalLines(s) {
 		fmt.Fprintf(&b, "\n%s\n", l)
 	}
 	fmt.Fprintf(&b, "\nBoard panels: %s.\n", strings.Join(quoted(s.Panels), ", "))
@@ -158,9 +158,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 			page.Notes = append(page.Notes, "Expected ("+cmp.Or(e.Target, "all")+"): "+e.Says)
 		}
 	}
-	if l := signalLine(s); l != "" {
-		page.Notes = append(page.Notes, l)
-	}
+	page.Notes = append(page.Notes, signalLines(s)...)
 	page.Notes = append(page.Notes, "Board panels: "+strings.Join(quoted(s.Panels), ", "))
 	if q := quickLine(res); q != "" {
 		page.Notes = append([]string{q}, page.Notes...)
@@ -175,7 +173,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		sp := phaseSpec(s, p.Name)
 		main, detail := TableOf(p).Split()
 		sec := chart.Section{Title: p.Name + ": " + describe(sp), Head: main.Head, Rows: main.Rows,
-			More: append([]chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, viewTables(p)...)}
+			More: append([]chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, viewTables(s, p)...)}
 		if sp.Bound != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Bound: %s = %.0f requests/s.", sp.Bound.What, sp.Bound.RPS()))
 		}

@@ -40,6 +40,10 @@ type Scenario struct {
 	// pg_stat_activity and the server log, in a sentence, as the
 	// scenario's page says it (What the database sees).
 	ServerSignal string `yaml:"server_signal,omitempty" json:"server_signal,omitempty"`
+	// SchedulerSignal is what Go's scheduler shows of the lesson (the
+	// go_sched_* series), in a sentence, as the scenario's page says it;
+	// set, each phase's report has the table "What Go's scheduler saw".
+	SchedulerSignal string `yaml:"scheduler_signal,omitempty" json:"scheduler_signal,omitempty"`
 	// QuickDuration is the longest load of a phase in quick mode (default
 	// 2 s), for a scenario whose lesson takes longer to show: a queue that
 	// reaches its deadline, a pool that leaks dry.

@@ -180,10 +180,7 @@ func Representative(runs []report.Run) []report.Run {
 // range of the times when the phase ran several times.
 func tasksTable(p PhaseResult) Table {
 	t := p.Tasks
-	model := "goroutines (one per job)"
-	if t.Workers > 0 {
-		model = fmt.Sprintf("pool of %d workers", t.Workers)
-	}
+	model := tasksModel(t)
 	times, scaledTimes := make([]float64, 0, len(p.Repeats)), make([]float64, 0, len(p.Repeats))
 	for _, r := range p.Repeats {
 		times = append(times, r.ElapsedSeconds)

@@ -8,7 +8,8 @@ import (
 )
 
 // view is one table of what a phase's surroundings showed (the database,
-// the pooler), with its caption and what needs saying beside it.
+// the pooler, Go's scheduler), with its caption and what needs saying
+// beside it.
 type view struct {
 	caption string
 	table   Table
@@ -16,13 +17,18 @@ type view struct {
 }
 
 // viewsOf are phase p's views that hold rows, in the order a reader meets
-// them: Postgres, then PgBouncer.
-func viewsOf(p PhaseResult) []view {
-	var out []view
-	for _, v := range []view{
+// them: Postgres, PgBouncer, then Go's scheduler when scenario s argues
+// from it (SchedulerSignal).
+func viewsOf(s Scenario, p PhaseResult) []view {
+	views := []view{
 		{postgresCaption, PostgresTable(p), postgresNotes(p)},
 		{poolerCaption, PoolerTable(p), poolerNotes(p)},
-	} {
+	}
+	if s.SchedulerSignal != "" {
+		views = append(views, view{schedulerCaption, SchedulerTable(p), nil})
+	}
+	var out []view
+	for _, v := range views {
 		if len(v.table.Rows) > 0 {
 			out = append(out, v)
 		}
@@ -31,8 +37,8 @@ func viewsOf(p PhaseResult) []view {
 }
 
 // writeViewsMarkdown writes phase p's views, if the run sampled any.
-func writeViewsMarkdown(b *strings.Builder, p PhaseResult) error {
-	for _, v := range viewsOf(p) {
+func writeViewsMarkdown(b *strings.Builder, s Scenario, p PhaseResult) error {
+	for _, v := range viewsOf(s, p) {
 		b.WriteString(v.caption + ":\n\n")
 		if err := v.table.WriteMarkdown(b); err != nil {
 			return err
@@ -46,9 +52,9 @@ func writeViewsMarkdown(b *strings.Builder, p PhaseResult) error {
 }
 
 // viewTables are phase p's views for the HTML report.
-func viewTables(p PhaseResult) []chart.Table {
+func viewTables(s Scenario, p PhaseResult) []chart.Table {
 	var out []chart.Table
-	for _, v := range viewsOf(p) {
+	for _, v := range viewsOf(s, p) {
 		caption := v.caption
 		if len(v.notes) > 0 {
 			caption += ". " + strings.Join(v.notes, " ")
@@ -82,4 +88,16 @@ func noSampleRow(name, why string, width int) []string {
 		row = append(row, "")
 	}
 	return row
+}
+
+// signalLines name what the database owner and Go's scheduler show of the
+// scenario's lesson, as its page does (none when it names neither).
+func signalLines(s Scenario) []string {
+	var out []string
+	for _, l := range []string{signalLine(s), schedulerLine(s)} {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

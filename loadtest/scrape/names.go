@@ -24,6 +24,12 @@ const (
 	metricPoolMax      = "orderlab_db_pool_max_connections"
 	metricDBErrors     = "orderlab_db_errors_total" // label class
 	metricKnob         = "orderlab_knob_value"      // label knob
+	// Go's scheduler (runtime/metrics, in client_golang's Go collector).
+	metricSchedLatency = "go_sched_latencies_seconds" // histogram
+	metricRunnable     = "go_sched_goroutines_runnable_goroutines"
+	metricRunning      = "go_sched_goroutines_running_goroutines"
+	metricWaiting      = "go_sched_goroutines_waiting_goroutines"
+	metricNotInGo      = "go_sched_goroutines_not_in_go_goroutines"
 
 	knobRequestTimeout = "REQUEST_TIMEOUT" // seconds, the deadline of every request and its pool acquire
 )

@@ -48,6 +48,13 @@ type Sample struct {
 	PoolMax     float64 `json:"pool_max_connections,omitempty"`
 	// DBErrors counts failed database calls by class, cumulative.
 	DBErrors map[string]float64 `json:"db_errors_total,omitempty"`
+	// Goroutines by state, as Go's scheduler counts them, and its
+	// cumulative latency buckets (summed over replicas): see Scheduler.
+	Runnable     float64  `json:"runnable_goroutines,omitempty"`
+	Running      float64  `json:"running_goroutines,omitempty"`
+	Waiting      float64  `json:"waiting_goroutines,omitempty"`
+	NotInGo      float64  `json:"not_in_go_goroutines,omitempty"`
+	SchedLatency []Bucket `json:"sched_latency_buckets,omitempty"`
 	// Knobs are the services' numeric knobs by name (durations in seconds,
 	// booleans 0/1), for a caller that waits for a change to show; not
 	// kept in reports.
@@ -134,6 +141,11 @@ func sampleOf(fams map[string]*dto.MetricFamily, at time.Time) Sample {
 		Limit:        sum(fams[metricLimit]),
 		CPUSeconds:   sum(fams[metricCPU]),
 		PoolMax:      sum(fams[metricPoolMax]),
+		Runnable:     sum(fams[metricRunnable]),
+		Running:      sum(fams[metricRunning]),
+		Waiting:      sum(fams[metricWaiting]),
+		NotInGo:      sum(fams[metricNotInGo]),
+		SchedLatency: buckets(fams[metricSchedLatency]),
 	}
 	for _, m := range fams[metricHold].GetMetric() {
 		s.Holds += float64(m.GetHistogram().GetSampleCount())

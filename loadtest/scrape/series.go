@@ -61,6 +61,7 @@ type Summary struct {
 	PoolMax         float64 `json:"pool_max_connections,omitempty"`
 	// DBErrors are the run's failed database calls by class.
 	DBErrors map[string]float64 `json:"db_errors,omitempty"`
+	Scheduler
 }
 
 // Summary computes the peaks and the run's deltas.
@@ -105,6 +106,7 @@ func (s Series) Summary() Summary {
 			}
 		}
 	}
+	sum.Scheduler = schedulerOf(s.Samples)
 	d := Increase(buckets)
 	sum.AcquireWaitP99, sum.AcquireWaitP99Capped = capWait(Quantile(0.99, d), ceiling)
 	if n := len(d); n > 0 {

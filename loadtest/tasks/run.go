@@ -3,8 +3,9 @@ package tasks
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/orderlab/orderlab/loadtest/scrape"
 )
 
 // Stats is what one run of n jobs measured.
@@ -14,6 +15,10 @@ type Stats struct {
 	Elapsed        time.Duration `json:"elapsed_ns"`
 	PeakGoroutines int           `json:"peak_goroutines"`
 	PeakHeapBytes  uint64        `json:"peak_heap_inuse_bytes"`
+	// Go's scheduler over the run, from runtime/metrics in-process: the
+	// goroutines by state sampled with the peaks, the latency from its
+	// histogram before and after (the runner's few goroutines included).
+	scrape.Scheduler
 }
 
 // Throughput is jobs per second.
@@ -59,18 +64,21 @@ func Pool(workers, n int, job Job) Stats {
 	})
 }
 
-// measure times run while a sampler records the peak goroutine count and
-// heap every 5 ms.
+// measure times run while a sampler records the peak goroutine count, the
+// heap and the goroutines by state every 5 ms (only the sampler writes
+// them; it has stopped before they are read).
 func measure(n, workers int, run func()) Stats {
-	var peakG atomic.Int64
-	var peakHeap atomic.Uint64
+	st := Stats{Jobs: n, Workers: workers}
+	var samples int
+	var runnableSum float64
 	sample := func() {
-		if g := int64(runtime.NumGoroutine()); g > peakG.Load() {
-			peakG.Store(g)
-		}
-		if h := heapInuse(); h > peakHeap.Load() {
-			peakHeap.Store(h)
-		}
+		g := readGauges()
+		st.PeakGoroutines = max(st.PeakGoroutines, runtime.NumGoroutine())
+		st.PeakHeapBytes = max(st.PeakHeapBytes, g.heap)
+		st.PeakRunnable, st.PeakRunning = max(st.PeakRunnable, g.runnable), max(st.PeakRunning, g.running)
+		st.PeakWaiting, st.PeakNotInGo = max(st.PeakWaiting, g.waiting), max(st.PeakNotInGo, g.notInGo)
+		runnableSum += g.runnable
+		samples++
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -86,10 +94,15 @@ func measure(n, workers int, run func()) Stats {
 			}
 		}
 	}()
+	before := latencyBuckets()
 	start := time.Now()
 	run()
-	elapsed := time.Since(start)
+	st.Elapsed = time.Since(start)
 	close(stop)
 	<-done
-	return Stats{Jobs: n, Workers: workers, Elapsed: elapsed, PeakGoroutines: int(peakG.Load()), PeakHeapBytes: peakHeap.Load()}
+	st.SetLatency(scrape.Delta(before, latencyBuckets()))
+	if samples > 0 {
+		st.MeanRunnable = runnableSum / float64(samples)
+	}
+	return st
 }

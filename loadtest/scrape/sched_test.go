@@ -1,0 +1,76 @@
+package scrape
+
+import (
+	"context"
+	"math"
+	"net/http/httptest"
+	"regexp"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// A real client_golang Go collector with the scheduler's runtime metrics
+// switched on, as the services register it: scraped while goroutines spin
+// past GOMAXPROCS and others sit parked on a channel, the series say so,
+// runnable and waiting, and the run's scheduling latency has waits in it.
+func TestSchedulerFromAGoCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{
+		Matcher: regexp.MustCompile(`^/sched/(latencies:seconds|goroutines/(runnable|running|waiting|not-in-go):goroutines)$`),
+	})))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	w := Watch(context.Background(), Scraper{URL: srv.URL}, time.Hour) // scrapes driven below
+	spinners, parked := 8*runtime.GOMAXPROCS(0), 200
+	var stop atomic.Bool
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	for range spinners {
+		wg.Go(func() {
+			for !stop.Load() {
+			}
+		})
+	}
+	for range parked {
+		wg.Go(func() { <-release })
+	}
+	time.Sleep(100 * time.Millisecond) // spinning: preempted every 10 ms, each waits its turn
+	w.scrape(context.Background())
+	stop.Store(true)
+	close(release)
+	wg.Wait()
+	sum := w.Stop(context.Background()).Summary()
+
+	sc := sum.Scheduler
+	if !sc.Exported() || sc.PeakRunnable < float64(spinners/2) || sc.PeakWaiting < float64(parked) || sc.PeakRunning < 1 {
+		t.Errorf("scheduler %+v: want %d runnable or about, %d waiting or more, one running or more", sc, spinners-runtime.GOMAXPROCS(0), parked)
+	}
+	if sc.Latencies <= 0 || sc.LatencyP99 <= 0 || sc.MeanRunnable <= 0 {
+		t.Errorf("scheduler %+v: want waits for a thread in the run's latency and a mean runnable above 0", sc)
+	}
+}
+
+// The p99 past the last finite bound is that bound, marked beyond; one
+// inside the buckets is interpolated and not marked; no series, nothing.
+func TestSchedulerLatencyBeyondItsBuckets(t *testing.T) {
+	var s Scheduler
+	s.SetLatency([]Bucket{{0.01, 50}, {0.117, 90}, {math.Inf(1), 100}})
+	if !s.LatencyBeyond || s.LatencyP99 != 0.117 || s.Latencies != 100 {
+		t.Errorf("%+v: want 117 ms, beyond the buckets, of 100 waits", s)
+	}
+	s.SetLatency([]Bucket{{0.01, 50}, {0.117, 100}, {math.Inf(1), 100}})
+	if s.LatencyBeyond || s.LatencyP99 <= 0.01 || s.LatencyP99 >= 0.117 {
+		t.Errorf("%+v: want a p99 inside (10 ms, 117 ms), not beyond", s)
+	}
+	if none := (Series{Samples: []Sample{{}, {}}}).Summary().Scheduler; none.Exported() || none.LatencyBeyond {
+		t.Errorf("no scheduler series: %+v, want nothing exported", none)
+	}
+}
