@@ -39,6 +39,9 @@ type Run struct {
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Phases    []string   `json:"phases"`
 	Phase     *Phase     `json:"phase,omitempty"` // the phase under way
+	// PhaseStarts is when each phase began, its knobs applied, in order:
+	// the live charts mark each.
+	PhaseStarts []PhaseStart `json:"phase_starts"`
 	Error     string     `json:"error,omitempty"`
 	// Board opens the board on the run's range: up to now, refreshing,
 	// while it runs; its exact range once it ended.
@@ -64,6 +67,12 @@ type Phase struct {
 	StartedAt time.Time `json:"started_at"`
 	// EndsAt is when its planned load ends; zero when only the load decides.
 	EndsAt time.Time `json:"ends_at,omitzero"`
+}
+
+// PhaseStart is a phase beginning.
+type PhaseStart struct {
+	Name string    `json:"name"`
+	At   time.Time `json:"at"`
 }
 
 // Links are a run's report and result, served by the page.
@@ -162,7 +171,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	rs := &runState{done: make(chan struct{})}
 	rs.run = Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: run.Title, Quick: req.Quick, By: by,
 		State: StateRunning, StartedAt: now, EndsAt: now.Add(run.Planned(req.Quick)), Board: s.cfg.Runner.Board,
-		Fix: sc.Fix}
+		Fix: sc.Fix, PhaseStarts: []PhaseStart{}}
 	for _, p := range sc.Phases {
 		rs.run.Phases = append(rs.run.Phases, p.Name)
 	}
@@ -201,6 +210,7 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 			p.EndsAt = now.Add(ev.Planned)
 		}
 		rs.run.Phase = p
+		rs.run.PhaseStarts = append(rs.run.PhaseStarts, PhaseStart{Name: ev.Phase, At: now})
 	}
 	res, files, err := func() (res *scenario.Result, files scenario.Files, err error) {
 		defer func() {

@@ -268,7 +268,9 @@ async function refreshSeries(run) {
   if (!note.hidden) note.textContent = `Some charts are missing: ${s.errors.join("; ")}`;
   const services = ordered(Object.keys(s.services));
   chartsFor(services, s.charts);
-  const start = new Date(run.started_at).getTime();
+  // A line at the run's start, and one at each phase's (its knobs applied), named.
+  const marks = [{ xAxis: new Date(run.started_at).getTime(), label: { formatter: "run", position: "start" } },
+    ...(run.phase_starts || []).map((p) => ({ xAxis: new Date(p.at).getTime(), label: { formatter: p.name } }))];
   for (const svc of services) {
     for (const c of s.charts) {
       const chart = state.charts[`${svc}/${c.id}`];
@@ -288,7 +290,7 @@ async function refreshSeries(run) {
         series: lines.map((l, i) => ({ name: l.name, type: "line", showSymbol: false, data: l.points,
           yAxisIndex: l.name === "pool bound" ? 1 : 0,
           lineStyle: l.name === "pool bound" ? { type: "dashed" } : undefined,
-          markLine: i === 0 ? { symbol: "none", silent: true, label: { formatter: "run", fontSize: 9 }, lineStyle: { color: "#888" }, data: [{ xAxis: start }] } : undefined })),
+          markLine: i === 0 ? { symbol: "none", silent: true, label: { fontSize: 9 }, lineStyle: { color: "#888" }, data: marks } : undefined })),
       }, true);
     }
   }
