@@ -16,6 +16,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/pipeline"
+	"github.com/orderlab/orderlab/services/internal/pipelinemetrics"
 )
 
 func main() {
@@ -31,7 +32,7 @@ var service = app.Service{Model: "pipeline", Start: start}
 // WORKERS (default DB_MAX_CONNS), BATCH_MAX, BATCH_WAIT, QUEUE_CAPACITY,
 // ENQUEUE_WAIT, AUDIT_WORKERS and AUDIT_QUEUE (services/internal/knob).
 func start(d app.Deps) (app.Build, error) {
-	met, err := pipeline.NewMetrics(d.Registry, d.Audit != nil)
+	met, err := pipelinemetrics.New(d.Registry, d.Audit != nil)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/direct"
 	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/limiter"
+	"github.com/orderlab/orderlab/services/internal/limitermetrics"
 	"github.com/orderlab/orderlab/services/internal/model"
 )
 
@@ -34,7 +35,7 @@ var service = app.Service{Model: "semaphore", Start: start}
 // adaptive limit, LIMIT_MIN and LIMIT_MAX (services/internal/knob). The
 // adaptive limit watches the store's pool (limiter.Config.PoolWaits).
 func start(d app.Deps) (app.Build, error) {
-	met, err := limiter.NewMetrics(d.Registry)
+	met, err := limitermetrics.New(d.Registry)
 	if err != nil {
 		return nil, err
 	}

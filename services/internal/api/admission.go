@@ -57,11 +57,13 @@ func (g *admission) handle(r gin.IRoutes, method, path string, op model.Op, h ad
 		case err != nil: // shutting down, a client gone
 			g.obs.serve(c, start, func() { writeError(c, g.log, err) })
 		default:
-			defer a.Release()
+			done := false // answered within the deadline
+			defer func() { a.Release(done) }()
 			g.obs.serve(c, start, func() {
 				g.recordWait(c.Request.Context(), a.Wait())
 				status, body, err := h(c, a)
 				answer(c, g.log, status, body, err)
+				done = c.Request.Context().Err() == nil
 			})
 		}
 	})

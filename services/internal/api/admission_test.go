@@ -67,7 +67,7 @@ func (a *fakeAdmitted) HoldConnection(ctx context.Context, _ time.Duration, _ in
 func (a *fakeAdmitted) Wait() model.Wait {
 	return model.Wait{Span: "fake.wait", Start: a.start, Waited: time.Millisecond}
 }
-func (a *fakeAdmitted) Release() {
+func (a *fakeAdmitted) Release(bool) {
 	if a.releases.Add(1) == 1 {
 		close(a.released)
 	}

@@ -79,9 +79,9 @@ type admission struct {
 	once atomic.Bool
 }
 
-func (a *admission) Release() {
+func (a *admission) Release(done bool) {
 	if a.once.CompareAndSwap(false, true) {
-		a.Admitted.Release()
+		a.Admitted.Release(done)
 		a.gen.leave()
 	}
 }

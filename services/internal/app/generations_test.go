@@ -33,7 +33,7 @@ func (fakeAdmitted) PlaceOrder(context.Context, order.Input, string, time.Durati
 func (fakeAdmitted) GetOrder(context.Context, int64) (order.Order, error)     { return order.Order{}, nil }
 func (fakeAdmitted) HoldConnection(context.Context, time.Duration, int) error { return nil }
 func (fakeAdmitted) Wait() model.Wait                                         { return model.Wait{} }
-func (fakeAdmitted) Release()                                                 {}
+func (fakeAdmitted) Release(bool)                                             {}
 
 // A swap sends new requests to the new generation at once; the old one
 // closes only once the request it admitted is released; after Close
@@ -66,14 +66,14 @@ func TestGenerationsSwapDrainsTheOld(t *testing.T) {
 	if err != nil || a.(*admission).Admitted.(fakeAdmitted).m != built[1] {
 		t.Fatalf("after the swap: admitted by %v (%v), want the new generation", a, err)
 	}
-	a.Release()
+	a.Release(true)
 	select {
 	case <-built[0].closed:
 		t.Fatal("the old generation closed while a request it admitted was in flight")
 	default:
 	}
-	held.Release()
-	held.Release() // idempotent: counted out once
+	held.Release(true)
+	held.Release(true) // idempotent: counted out once
 	<-built[0].closed
 	if err := g.Close(ctx); err != nil {
 		t.Fatal(err)

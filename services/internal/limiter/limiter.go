@@ -3,8 +3,8 @@
 // semaphore (fixed.go) or served newest first (newestfirst.go), or an
 // adaptive limit that finds the pool's capacity, from the pool's own
 // acquire waits when it can read them (poolwait.go) or else from latency
-// (failsafe-go's adaptivelimiter, adaptive.go); with their metrics
-// (metrics.go) and Retry-After. A Limiter never changes: a
+// (failsafe-go's adaptivelimiter, adaptive.go); with Retry-After, and what
+// they tell their Metrics. A Limiter never changes: a
 // live change of its knobs builds a new one (services/internal/app,
 // generations.go).
 package limiter
@@ -19,7 +19,6 @@ import (
 
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
-	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
 // Config says which limit to enforce.
@@ -74,21 +73,30 @@ type Limiter struct {
 	permits permits
 	mode    string // the mode label of orderlab_limiter_limit: fixed or adaptive
 	wait    time.Duration
-	met     *Metrics
+	met     Metrics
 	// released counts permits given back, for Retry-After.
 	released *overload.ReleaseRate
 	waiters  atomic.Int64
 }
 
-// New returns a Limiter for cfg that reports to met, which it becomes the
-// limit of (orderlab_limiter_limit).
-func New(cfg Config, met *Metrics) (*Limiter, error) {
+// Metrics are told what the Limiters of a service do
+// (services/internal/limitermetrics exports them).
+type Metrics interface {
+	Limiting(l *Limiter) // l is the newest Limiter
+	Waited(ctx context.Context, outcome string, d time.Duration)
+	Rejected(reason string)
+	InUse(delta int)   // permits held
+	Waiting(delta int) // requests waiting for one
+}
+
+// New returns a Limiter for cfg that reports to met.
+func New(cfg Config, met Metrics) (*Limiter, error) {
 	p, mode, err := newPermits(cfg)
 	if err != nil {
 		return nil, err
 	}
 	l := &Limiter{permits: p, mode: mode, wait: max(cfg.Wait, 0), met: met, released: overload.NewReleaseRate()}
-	met.cur.Store(l)
+	met.Limiting(l)
 	return l, nil
 }
 
@@ -111,6 +119,9 @@ func newPermits(cfg Config) (permits, string, error) {
 // Limit is the current limit.
 func (l *Limiter) Limit() int { return l.permits.limit() }
 
+// Mode is fixed or adaptive.
+func (l *Limiter) Mode() string { return l.mode }
+
 // Acquire takes a permit, waiting at most the Limiter's wait; its Release
 // gives it back. When none comes in time the error is an
 // *overload.RejectedError with a Retry-After derived from the queue in
@@ -126,23 +137,19 @@ func (l *Limiter) Acquire(ctx context.Context) (*Permit, error) {
 		if release == nil {
 			waited := time.Since(p.start)
 			if ctx.Err() != nil {
-				l.observe(ctx, "canceled", waited)
+				l.met.Waited(ctx, "canceled", waited)
 				return nil, ctx.Err()
 			}
-			l.observe(ctx, "rejected", waited)
-			l.met.rejections.WithLabelValues(reason).Inc()
+			l.met.Waited(ctx, "rejected", waited)
+			l.met.Rejected(reason)
 			return nil, &overload.RejectedError{Resource: "semaphore", Waited: waited,
 				RetryAfter: l.released.RetryAfter(int(l.waiters.Load()))}
 		}
 	}
 	p.waited, p.release = time.Since(p.start), release
-	l.observe(ctx, "acquired", p.waited)
-	l.met.inUse.Add(1)
+	l.met.Waited(ctx, "acquired", p.waited)
+	l.met.InUse(1)
 	return p, nil
-}
-
-func (l *Limiter) observe(ctx context.Context, outcome string, waited time.Duration) {
-	telemetry.Observe(ctx, l.met.waitSeconds.WithLabelValues(outcome), waited.Seconds())
 }
 
 // waitForPermit waits at most LIMIT_WAIT for a permit. It returns nil and
@@ -152,8 +159,8 @@ func (l *Limiter) waitForPermit(ctx context.Context) (func(done bool), string) {
 		return nil, ReasonAtLimit
 	}
 	l.waiters.Add(1)
-	l.met.waiters.Add(1)
-	defer func() { l.waiters.Add(-1); l.met.waiters.Add(-1) }()
+	l.met.Waiting(1)
+	defer func() { l.waiters.Add(-1); l.met.Waiting(-1) }()
 	wctx, cancel := context.WithTimeout(ctx, l.wait)
 	defer cancel()
 	release, err := l.permits.acquire(wctx)
@@ -196,7 +203,7 @@ func (p *Permit) Release(done bool) {
 	if !p.once.CompareAndSwap(false, true) {
 		return
 	}
-	p.l.met.inUse.Add(-1)
+	p.l.met.InUse(-1)
 	p.l.released.Released()
 	p.release(done)
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
 	"github.com/orderlab/orderlab/internal/poll"
@@ -17,22 +17,43 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newLimiter(t *testing.T, cfg Config) (*Limiter, *prometheus.Registry) {
-	reg := prometheus.NewRegistry()
-	met, err := NewMetrics(reg)
+func newLimiter(t *testing.T, cfg Config) (*Limiter, *counts) {
+	c := &counts{}
+	l, err := New(cfg, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := New(cfg, met)
-	if err != nil {
-		t.Fatal(err)
+	return l, c
+}
+
+// counts are Metrics that count what the tests look at.
+type counts struct {
+	mu             sync.Mutex
+	rejected       map[string]int
+	inUse, waiting atomic.Int64
+}
+
+func (c *counts) Limiting(*Limiter)                             {}
+func (c *counts) Waited(context.Context, string, time.Duration) {}
+func (c *counts) InUse(delta int)                               { c.inUse.Add(int64(delta)) }
+func (c *counts) Waiting(delta int)                             { c.waiting.Add(int64(delta)) }
+func (c *counts) Rejected(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rejected == nil {
+		c.rejected = map[string]int{}
 	}
-	return l, reg
+	c.rejected[reason]++
 }
 
 func rejections(l *Limiter, reason string) float64 {
-	return testutil.ToFloat64(l.met.rejections.WithLabelValues(reason))
+	c := l.met.(*counts)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return float64(c.rejected[reason])
 }
+
+func inUse(l *Limiter) int64 { return l.met.(*counts).inUse.Load() }
 
 func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	l, _ := newLimiter(t, Config{Permits: 2, Wait: 20 * time.Millisecond})
@@ -41,7 +62,7 @@ func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatal(err1, err2)
 	}
-	if got := l.met.inUse.Load(); got != 2 {
+	if got := inUse(l); got != 2 {
 		t.Errorf("in use = %d, want 2", got)
 	}
 	_, err := l.Acquire(context.Background())
@@ -66,7 +87,7 @@ func TestRejectsWhenFullAndRecoversOnRelease(t *testing.T) {
 	}
 	r2.Release(true)
 	r3.Release(true)
-	if got := l.met.inUse.Load(); got != 0 {
+	if got := inUse(l); got != 0 {
 		t.Errorf("in use after releases = %d", got)
 	}
 }
@@ -120,35 +141,20 @@ func TestZeroWaitRejectsAtOnceAndCanceledIsNotARejection(t *testing.T) {
 	}
 }
 
-// The limit is exported for both modes, with the mode as a label.
-func TestLimitMetric(t *testing.T) {
+// The limit and the mode, for both modes.
+func TestLimitAndMode(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  Config
 		mode string
-		want float64
+		want int
 	}{
 		{Config{Permits: 7}, "fixed", 7},
 		{Config{Adaptive: true, Min: 1, Max: 200}, "adaptive", 20}, // failsafe-go's initial limit
 		{Config{Adaptive: true, Min: 1, Max: 5}, "adaptive", 5},
 	} {
-		l, reg := newLimiter(t, tc.cfg)
-		if got := l.Limit(); float64(got) != tc.want {
-			t.Errorf("%+v: Limit = %d, want %v", tc.cfg, got, tc.want)
-		}
-		fams, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := false
-		for _, f := range fams {
-			if f.GetName() != "orderlab_limiter_limit" {
-				continue
-			}
-			m := f.GetMetric()[0]
-			found = m.GetGauge().GetValue() == tc.want && m.GetLabel()[0].GetValue() == tc.mode
-		}
-		if !found {
-			t.Errorf("%+v: no orderlab_limiter_limit{mode=%q} %v", tc.cfg, tc.mode, tc.want)
+		l, _ := newLimiter(t, tc.cfg)
+		if l.Limit() != tc.want || l.Mode() != tc.mode {
+			t.Errorf("%+v: Limit %d, Mode %q; want %d, %q", tc.cfg, l.Limit(), l.Mode(), tc.want, tc.mode)
 		}
 	}
 }
@@ -198,7 +204,7 @@ func TestAdaptiveQueueIsBounded(t *testing.T) {
 	for _, tk := range held {
 		tk.Release(true)
 	}
-	if l.met.inUse.Load() != 0 || l.waiters.Load() != 0 {
-		t.Errorf("in use %d, waiters %d after all left", l.met.inUse.Load(), l.waiters.Load())
+	if inUse(l) != 0 || l.waiters.Load() != 0 {
+		t.Errorf("in use %d, waiters %d after all left", inUse(l), l.waiters.Load())
 	}
 }

@@ -49,7 +49,7 @@ func TestNewestFirst(t *testing.T) {
 	}
 	// The last waiter releases after its answer.
 	poll.Until(t, 5*time.Second, "every permit given back", func() error {
-		if n := l.met.inUse.Load(); n != 0 {
+		if n := inUse(l); n != 0 {
 			return fmt.Errorf("%d in use", n)
 		}
 		return nil

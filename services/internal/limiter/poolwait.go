@@ -219,6 +219,22 @@ func (p *poolLimit) excess(waitTime, d time.Duration) int {
 	return min(max(e, 1), max(p.cur/2, 1))
 }
 
+// Signals is what the pool-watching adaptive limit decided on in its last
+// window: the share of the pool's acquires that waited, and the mean hold
+// over the baseline hold (0 with too few holds). ok is false for the other
+// limits.
+func (l *Limiter) Signals() (waitShare, holdVsBaseline float64, ok bool) {
+	p, ok := l.permits.(*poolLimit)
+	if !ok {
+		return 0, 0, false
+	}
+	s := p.signals()
+	if s.hold > 0 && s.base > 0 {
+		holdVsBaseline = float64(s.hold) / float64(s.base)
+	}
+	return s.waitShare, holdVsBaseline, true
+}
+
 // signals is what the last window saw.
 func (p *poolLimit) signals() poolSignal {
 	p.mu.Lock()

@@ -186,11 +186,11 @@ func TestPoolLimitHoldsWithoutEvidence(t *testing.T) {
 	}
 }
 
-// orderlab_limiter_signal shows what the pool-watching limit last decided
-// on, and only while it is the limit.
-func TestSignalMetric(t *testing.T) {
+// Signals says what the pool-watching limit last decided on, and only
+// for that limit.
+func TestSignals(t *testing.T) {
 	waits := PoolWaits{}
-	l, reg := newLimiter(t, Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return waits }})
+	l, _ := newLimiter(t, Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return waits }})
 	p := l.permits.(*poolLimit)
 	now := time.Unix(0, 0)
 	p.now = func() time.Time { return now }
@@ -198,29 +198,12 @@ func TestSignalMetric(t *testing.T) {
 	waits = PoolWaits{Acquires: 100, Waited: 25}
 	now = now.Add(poolWindow)
 	p.tick()
-	signals := func() map[string]float64 {
-		fams, err := reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]float64{}
-		for _, f := range fams {
-			if f.GetName() == "orderlab_limiter_signal" {
-				for _, m := range f.GetMetric() {
-					got[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
-				}
-			}
-		}
-		return got
+	if share, _, ok := l.Signals(); share != 0.25 || !ok {
+		t.Errorf("Signals = %v, %v; want a pool wait share of 0.25", share, ok)
 	}
-	if got := signals(); got["pool_wait_share"] != 0.25 || len(got) != 2 {
-		t.Errorf("signals %v, want pool_wait_share 0.25 and hold_vs_baseline", got)
-	}
-	if _, err := New(Config{Permits: 5}, l.met); err != nil { // a live change to a fixed limit
-		t.Fatal(err)
-	}
-	if got := signals(); len(got) != 0 {
-		t.Errorf("signals %v with a fixed limit, want none", got)
+	fixed, _ := newLimiter(t, Config{Permits: 5})
+	if _, _, ok := fixed.Signals(); ok {
+		t.Error("a fixed limit has signals")
 	}
 }
 

@@ -61,8 +61,10 @@ type Admitted interface {
 	// Wait is how the request waited for what the model reserved for it,
 	// which the API records as a span of the request's trace.
 	Wait() Wait
-	// Release gives back what the model reserved for the request.
-	Release()
+	// Release gives back what the model reserved for the request. done
+	// says whether the request was answered within its deadline: a limit
+	// that learns from latency learns from those only.
+	Release(done bool)
 }
 
 // Wait is the wait of one admission: from Start, for Waited, as the span

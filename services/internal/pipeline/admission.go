@@ -10,7 +10,6 @@ import (
 
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
-	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
 // ErrClosed is returned by calls made after Close began.
@@ -18,10 +17,8 @@ var ErrClosed = fmt.Errorf("pipeline closed: %w", overload.ErrShuttingDown)
 
 // Rejection reasons, the reason label of orderlab_pipeline_rejections_total.
 const (
-	// ReasonIntakeFull: no intake slot was free (within ENQUEUE_WAIT).
-	ReasonIntakeFull = "intake_full"
-	// ReasonAuditFull: no audit slot was free for an order.
-	ReasonAuditFull = "audit_full"
+	ReasonIntakeFull = "intake_full" // no intake slot was free (within ENQUEUE_WAIT)
+	ReasonAuditFull  = "audit_full"  // no audit slot was free for an order
 )
 
 // ticket is a request's admission to the pipeline: an intake slot, and for
@@ -53,7 +50,7 @@ func (t *ticket) Wait() model.Wait {
 	}}
 }
 
-func (t *ticket) Release() {
+func (t *ticket) Release(bool) {
 	if t.slot {
 		t.slot = false
 		<-t.p.slots
@@ -88,11 +85,11 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 	outcome := "enqueued"
 	defer func() {
 		t.waited = time.Since(t.start)
-		telemetry.Observe(ctx, p.m.enqueueWait.WithLabelValues(outcome), t.waited.Seconds())
+		p.met.Enqueued(ctx, outcome, t.waited)
 	}()
 	reject := func(reason, resource string, r *overload.ReleaseRate, ahead int) error {
 		outcome = "rejected"
-		p.m.rejections.WithLabelValues(reason).Inc()
+		p.met.Rejected(reason)
 		return &overload.RejectedError{Resource: resource, Waited: time.Since(t.start), RetryAfter: r.RetryAfter(ahead)}
 	}
 	if p.isClosed() {
@@ -102,7 +99,7 @@ func (p *Pipeline) admit(ctx context.Context, op model.Op) (_ *ticket, err error
 
 	defer func() {
 		if err != nil {
-			t.Release()
+			t.Release(false)
 		}
 	}()
 	if op == model.PlaceOrder && p.cfg.Audit.Enabled() {

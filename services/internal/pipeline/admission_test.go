@@ -7,23 +7,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
-
-// sampleCount is how many observations a histogram holds.
-func sampleCount(t *testing.T, o prometheus.Observer) uint64 {
-	t.Helper()
-	var m dto.Metric
-	if err := o.(prometheus.Metric).Write(&m); err != nil {
-		t.Fatal(err)
-	}
-	return m.GetHistogram().GetSampleCount()
-}
 
 // Admission reserves the slots before anything is decoded; a request that
 // leaves without enqueueing (a validation failure) gives them back.
@@ -32,7 +20,7 @@ func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 4, PriceWorkers: 1,
+	p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 4, PriceWorkers: 1,
 		Audit: rec, AuditWorkers: 1, AuditQueue: 1}, blockingStore{release: make(chan struct{})})
 
 	tk, err := p.admit(context.Background(), model.PlaceOrder)
@@ -42,8 +30,8 @@ func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
 	if len(p.slots) != 1 || len(p.auditSlots) != 1 {
 		t.Fatalf("after Admit: %d intake and %d audit slots reserved, want 1 and 1", len(p.slots), len(p.auditSlots))
 	}
-	tk.Release()
-	tk.Release() // idempotent
+	tk.Release(true)
+	tk.Release(true) // idempotent
 	if len(p.slots) != 0 || len(p.auditSlots) != 0 {
 		t.Fatalf("after Release: %d intake and %d audit slots reserved, want none", len(p.slots), len(p.auditSlots))
 	}
@@ -52,7 +40,7 @@ func TestAdmitReservesAndReleaseGivesBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tk.Release()
+	defer tk.Release(true)
 	if len(p.auditSlots) != 0 {
 		t.Errorf("a connection hold reserved an audit slot")
 	}
@@ -65,7 +53,7 @@ func TestRejectionsByReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1,
+	p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1,
 		Audit: rec, AuditWorkers: 1, AuditQueue: 1}, blockingStore{release: make(chan struct{})})
 	ctx := context.Background()
 
@@ -87,7 +75,7 @@ func TestRejectionsByReason(t *testing.T) {
 	if len(p.auditSlots) != 0 {
 		t.Errorf("a rejected order kept %d audit slots", len(p.auditSlots))
 	}
-	held.Release()
+	held.Release(true)
 
 	// Two orders take the audit stage's two slots; the third is refused for that.
 	for range 2 {
@@ -95,19 +83,19 @@ func TestRejectionsByReason(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer tk.Release()
+		defer tk.Release(true)
 		tk.slot = false // keep the audit slot, give the intake slot back
 		<-p.slots
 	}
 	if _, err := p.admit(ctx, model.PlaceOrder); !errors.As(err, &rej) || rej.Resource != "audit queue" {
 		t.Fatalf("Admit with the audit stage full = %v, want an audit queue rejection", err)
 	}
-	for reason, want := range map[string]float64{ReasonIntakeFull: 2, ReasonAuditFull: 1} {
-		if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(reason)); got != want {
+	for reason, want := range map[string]int{ReasonIntakeFull: 2, ReasonAuditFull: 1} {
+		if got := rejections(p, reason); got != want {
 			t.Errorf("rejections{reason=%q} = %v, want %v", reason, got, want)
 		}
 	}
-	if n := sampleCount(t, p.m.enqueueWait.WithLabelValues("rejected")); n != 3 {
+	if n := waits(p, "rejected"); n != 3 {
 		t.Errorf("enqueue waits with outcome=rejected = %d, want 3", n)
 	}
 }
@@ -116,13 +104,13 @@ func TestRejectionsByReason(t *testing.T) {
 func TestEnqueueWantsATicketWithASlot(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
-	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1}, blockingStore{release: release})
+	p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1}, blockingStore{release: release})
 	ctx := context.Background()
 	tk, err := p.admit(ctx, model.HoldConnection)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tk.Release()
+	defer tk.Release(true)
 	if err := p.enqueue(tk, &job{ctx: ctx, op: model.HoldConnection, done: make(chan result, 1)}); err != nil {
 		t.Fatalf("enqueue with a fresh ticket = %v", err)
 	}
@@ -133,7 +121,7 @@ func TestEnqueueWantsATicketWithASlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer read.Release()
+	defer read.Release(true)
 	if err := read.HoldConnection(ctx, 0, 1); !errors.Is(err, errNoSlot) {
 		t.Errorf("a hold with a read's admission = %v, want errNoSlot", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/orderlab/orderlab/services/internal/dberr"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
-	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
 // persistWorker is one persist worker: it receives a job, fills a batch
@@ -123,8 +122,7 @@ func (p *Pipeline) commit(batch []*job) {
 	if err != nil {
 		outcome = "error"
 	}
-	telemetry.Observe(ctx, p.m.commitSeconds.WithLabelValues(outcome), time.Since(start).Seconds())
-	p.m.batchSize.Observe(float64(len(live)))
+	p.met.Committed(ctx, outcome, len(live), time.Since(start))
 
 	if err == nil {
 		for i, j := range live {

@@ -43,11 +43,10 @@ import (
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
-	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
-// Store is what the pipeline needs from Postgres: the workers' writes and
-// holds, and the reads that go straight to it.
+// Store is what the pipeline needs from Postgres (a *postgres.Store): the
+// workers' writes and holds, and the reads that go straight to it.
 type Store interface {
 	CreateOrders(ctx context.Context, rs []order.Request, delay, downstream time.Duration) ([]order.Result, error)
 	CreateOrder(ctx context.Context, r order.Request, delay, downstream time.Duration) (order.Result, error)
@@ -55,10 +54,7 @@ type Store interface {
 	GetOrder(ctx context.Context, id int64) (order.Order, error)
 }
 
-var (
-	_ Store       = (*postgres.Store)(nil)
-	_ model.Model = (*Pipeline)(nil)
-)
+var _ model.Model = (*Pipeline)(nil)
 
 // Config sizes the pipeline.
 type Config struct {
@@ -68,8 +64,7 @@ type Config struct {
 	QueueCapacity int           // intake queue slots (QUEUE_CAPACITY)
 	EnqueueWait   time.Duration // how long Admit waits for a slot (ENQUEUE_WAIT)
 	PriceWorkers  int           // pricing goroutines
-	// CommitTimeout bounds one batch transaction.
-	CommitTimeout time.Duration
+	CommitTimeout time.Duration // bounds one batch transaction (REQUEST_TIMEOUT)
 	// Audit, when enabled, gets each committed order in a bounded stage of
 	// AuditWorkers goroutines fed by a queue of AuditQueue slots. Admit
 	// reserves one of the AuditQueue+AuditWorkers slots per order and
@@ -85,7 +80,7 @@ type Pipeline struct {
 	store  Store
 	log    *slog.Logger
 	tracer trace.Tracer
-	m      *Metrics
+	met    Metrics
 
 	mu     sync.RWMutex // guards closed against sends on a closed intake
 	closed bool
@@ -111,9 +106,26 @@ type Pipeline struct {
 	stopped                           chan struct{}
 }
 
-// New starts a pipeline over store that reports to met, and makes it the
-// one met's stage gauges show.
-func New(cfg Config, store Store, log *slog.Logger, met *Metrics, tp trace.TracerProvider) (*Pipeline, error) {
+// Metrics are told what a service's Pipelines do (pipelinemetrics exports them).
+type Metrics interface {
+	Running(p *Pipeline) // p is the newest Pipeline
+	Enqueued(ctx context.Context, outcome string, waited time.Duration)
+	Rejected(reason string)
+	Committed(ctx context.Context, outcome string, size int, took time.Duration)
+}
+
+// Stage is what one stage holds now: its input queue and its goroutines.
+type Stage struct{ Queued, Capacity, Workers, Busy int }
+
+// Stages are the intake (pricing), persist and audit stages now.
+func (p *Pipeline) Stages() (intake, persist, audit Stage) {
+	return Stage{len(p.intake), cap(p.intake), p.cfg.PriceWorkers, int(p.priceBusy.Load())},
+		Stage{len(p.persist), cap(p.persist), p.cfg.Workers, int(p.persistBusy.Load())},
+		Stage{len(p.audits), cap(p.auditSlots), p.cfg.AuditWorkers, int(p.auditBusy.Load())}
+}
+
+// New starts a pipeline over store that reports to met.
+func New(cfg Config, store Store, log *slog.Logger, met Metrics, tp trace.TracerProvider) (*Pipeline, error) {
 	if cfg.Workers < 1 || cfg.BatchMax < 1 || cfg.QueueCapacity < 1 || cfg.PriceWorkers < 1 {
 		return nil, fmt.Errorf("pipeline: workers, batch max, queue capacity and price workers must be positive: %+v", cfg)
 	}
@@ -127,7 +139,7 @@ func New(cfg Config, store Store, log *slog.Logger, met *Metrics, tp trace.Trace
 		store:  store,
 		log:    log,
 		tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/pipeline"),
-		m:      met,
+		met:    met,
 		slots:  make(chan struct{}, cfg.QueueCapacity),
 		intake: make(chan *job, cfg.QueueCapacity),
 		// One batch's worth: beyond QUEUE_CAPACITY, what is admitted but
@@ -141,7 +153,7 @@ func New(cfg Config, store Store, log *slog.Logger, met *Metrics, tp trace.Trace
 		auditReleased:  overload.NewReleaseRate(),
 		stopped:        make(chan struct{}),
 	}
-	met.cur.Store(p)
+	met.Running(p)
 
 	var price, workers, auditors sync.WaitGroup
 	for range cfg.PriceWorkers {

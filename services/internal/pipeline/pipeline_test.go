@@ -13,7 +13,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
@@ -57,18 +56,50 @@ func openStore(t *testing.T) *postgres.Store {
 	return st
 }
 
-func newPipeline(t *testing.T, cfg Config, st Store) (*Pipeline, *prometheus.Registry) {
-	reg := prometheus.NewRegistry()
-	met, err := NewMetrics(reg, cfg.Audit != nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := New(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)), met, noop.NewTracerProvider())
+func newPipeline(t *testing.T, cfg Config, st Store) *Pipeline {
+	p, err := New(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)), &counts{}, noop.NewTracerProvider())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
-	return p, reg
+	return p
+}
+
+// counts are Metrics that count what the tests look at.
+type counts struct {
+	mu              sync.Mutex
+	waits, rejected map[string]int
+}
+
+func (c *counts) Running(*Pipeline)                                     {}
+func (c *counts) Committed(context.Context, string, int, time.Duration) {}
+func (c *counts) Enqueued(_ context.Context, outcome string, _ time.Duration) {
+	c.add(&c.waits, outcome)
+}
+func (c *counts) Rejected(reason string) { c.add(&c.rejected, reason) }
+
+func (c *counts) add(m *map[string]int, k string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[k]++
+}
+
+// waits is how many admissions ended with outcome; rejections how many
+// were refused for reason.
+func waits(p *Pipeline, outcome string) int {
+	return p.met.(*counts).get(&p.met.(*counts).waits, outcome)
+}
+func rejections(p *Pipeline, reason string) int {
+	return p.met.(*counts).get(&p.met.(*counts).rejected, reason)
+}
+
+func (c *counts) get(m *map[string]int, k string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return (*m)[k]
 }
 
 // place admits and places an order, as a handler does.
@@ -77,7 +108,7 @@ func place(ctx context.Context, p *Pipeline, in order.Input, key string, delay t
 	if err != nil {
 		return order.Result{}, err
 	}
-	defer a.Release()
+	defer a.Release(true)
 	return a.PlaceOrder(ctx, in, key, delay, 0)
 }
 
@@ -87,7 +118,7 @@ func hold(ctx context.Context, p *Pipeline, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer a.Release()
+	defer a.Release(true)
 	return a.HoldConnection(ctx, d, 1)
 }
 
@@ -100,7 +131,7 @@ func input(i int) order.Input {
 func TestFailedBatchIsRetriedSingly(t *testing.T) {
 	st := &flakyStore{Store: openStore(t), failure: deadlock}
 	st.failBatches.Store(1)
-	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
+	p := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
 
 	const n = 8
 	var wg sync.WaitGroup
@@ -133,7 +164,7 @@ func TestFailedBatchIsRetriedSingly(t *testing.T) {
 func TestUncertainBatchIsNotRetried(t *testing.T) {
 	st := &flakyStore{Store: openStore(t), failure: errors.New("connection reset mid-flight")}
 	st.failBatches.Store(1)
-	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
+	p := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
 	var wg sync.WaitGroup
 	var failed atomic.Int64
 	for i := range 4 {
@@ -153,7 +184,7 @@ func TestUncertainBatchIsNotRetried(t *testing.T) {
 // the commit and reports it, instead of a timeout for a stored order.
 func TestClaimedOrderOutlivesItsDeadline(t *testing.T) {
 	st := openStore(t)
-	p, _ := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 8, PriceWorkers: 1, CommitTimeout: 5 * time.Second}, st)
+	p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 8, PriceWorkers: 1, CommitTimeout: 5 * time.Second}, st)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	// db_delay 300ms: the worker claims the order at once, and the deadline
@@ -167,7 +198,7 @@ func TestClaimedOrderOutlivesItsDeadline(t *testing.T) {
 // Close drains: every order accepted before Close is committed.
 func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	st := openStore(t)
-	p, _ := newPipeline(t, Config{Workers: 2, BatchMax: 8, BatchWait: time.Millisecond, QueueCapacity: 256, PriceWorkers: 2}, st)
+	p := newPipeline(t, Config{Workers: 2, BatchMax: 8, BatchWait: time.Millisecond, QueueCapacity: 256, PriceWorkers: 2}, st)
 
 	const n = 100
 	var wg sync.WaitGroup
@@ -203,10 +234,10 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 		t.Errorf("Admit after Close = %v, want ErrShuttingDown", err)
 	}
 	// A shutdown is not a rejection: it is counted apart.
-	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonIntakeFull)); got != 0 {
+	if got := rejections(p, ReasonIntakeFull); got != 0 {
 		t.Errorf("rejections after Close = %v, want 0", got)
 	}
-	if n := sampleCount(t, p.m.enqueueWait.WithLabelValues("closed")); n != 1 {
+	if n := waits(p, "closed"); n != 1 {
 		t.Errorf("enqueue waits with outcome=closed = %d, want 1", n)
 	}
 }
@@ -215,7 +246,7 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 func TestEnqueueWaitThenReject(t *testing.T) {
 	block := make(chan struct{})
 	st := blockingStore{release: block}
-	p, reg := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1, EnqueueWait: 30 * time.Millisecond}, st)
+	p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1, EnqueueWait: 30 * time.Millisecond}, st)
 	defer close(block)
 
 	// Fill the worker, the persist slot, the price stage and the intake
@@ -225,8 +256,8 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 		go func() { _ = hold(context.Background(), p, 0) }()
 		poll.Until(t, 10*time.Second, fmt.Sprintf("holder %d admitted and, but the last, off the intake", i), func() error {
 			// A slot is free again once pricing took its job off the intake.
-			admitted, slots, queued := sampleCount(t, p.m.enqueueWait.WithLabelValues("enqueued")), len(p.slots), len(p.intake)
-			if admitted != uint64(i+1) || (i < 3 && slots != 0) || (i == 3 && queued != 1) {
+			admitted, slots, queued := waits(p, "enqueued"), len(p.slots), len(p.intake)
+			if admitted != i+1 || (i < 3 && slots != 0) || (i == 3 && queued != 1) {
 				return fmt.Errorf("%d admitted, %d slots held, %d in the intake", admitted, slots, queued)
 			}
 			return nil
@@ -241,11 +272,8 @@ func TestEnqueueWaitThenReject(t *testing.T) {
 	if waited := time.Since(start); waited < 30*time.Millisecond || rej.Waited < 30*time.Millisecond {
 		t.Errorf("rejected after %s (reported %s), want at least ENQUEUE_WAIT=30ms", waited, rej.Waited)
 	}
-	if got := testutil.ToFloat64(p.m.rejections.WithLabelValues(ReasonIntakeFull)); got != 1 {
+	if got := rejections(p, ReasonIntakeFull); got != 1 {
 		t.Errorf("rejections = %v, want 1", got)
-	}
-	if n, err := testutil.GatherAndCount(reg, "orderlab_pipeline_queue_length"); err != nil || n != 2 {
-		t.Errorf("queue_length series = %d, %v; want one per stage", n, err)
 	}
 }
 
