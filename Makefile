@@ -306,7 +306,7 @@ scenario: build $(if $(filter too-many-clients all,$(NAME)),pgbouncer) ## one sc
 	$(BIN)/loadtest scenario $(SCENARIO_FLAGS) $(NAME)
 
 .PHONY: scenarios
-scenarios: build pgbouncer ## all nineteen scenarios (their load alone: 31 minutes at full size, start-ups on top; QUICK=1: a few minutes)
+scenarios: build pgbouncer ## all nineteen scenarios (their load alone: 31 minutes at full size, 5 with QUICK=1; on top, a fresh start of the services for most phases)
 	timeout 60m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
 
 # make faults [FAULTS_ARGS='-faults restart -services pipeline']: docs/reference/database-failures.md.

@@ -35,16 +35,17 @@ func loadTime(s scenario.Scenario) time.Duration {
 
 // TestScenariosFitTheMakefileTimeout: `make scenarios` runs the whole
 // catalog under `timeout`; the load alone must fit well inside it, and the
-// Makefile must say how long the load takes (docs/development.md, Make
-// targets, quotes the same line).
+// Makefile must say how long the load takes, at full size and quick
+// (docs/development.md, Make targets, quotes the same line).
 func TestScenariosFitTheMakefileTimeout(t *testing.T) {
 	all, err := All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var total time.Duration
+	var total, quick time.Duration
 	for _, s := range all {
 		total += loadTime(s)
+		quick += loadTime(scenario.Quick(s))
 	}
 	makefile, err := os.ReadFile("../../../Makefile")
 	if err != nil {
@@ -59,11 +60,14 @@ func TestScenariosFitTheMakefileTimeout(t *testing.T) {
 	if total > limit*2/3 {
 		t.Errorf("the catalog's load alone takes %v, more than two thirds of the %v timeout of `make scenarios`", total.Round(time.Second), limit)
 	}
-	want := regexp.MustCompile(`(?m)^scenarios:.*## all nineteen scenarios \(their load alone: (\d+) minutes`).FindSubmatch(makefile)
+	want := regexp.MustCompile(`(?m)^scenarios:.*## all nineteen scenarios \(their load alone: (\d+) minutes at full size, (\d+) with QUICK=1`).FindSubmatch(makefile)
 	if want == nil {
-		t.Fatal("the Makefile's scenarios line does not say how long the load takes: `## all nineteen scenarios (their load alone: N minutes ...`")
+		t.Fatal("the Makefile's scenarios line does not say how long the load takes: `## all nineteen scenarios (their load alone: N minutes at full size, M with QUICK=1 ...`")
 	}
 	if got := int(total.Round(time.Minute) / time.Minute); string(want[1]) != strconv.Itoa(got) {
 		t.Errorf("the Makefile says the load takes %s minutes; the catalog's phases add up to %d", want[1], got)
+	}
+	if got := int(quick.Round(time.Minute) / time.Minute); string(want[2]) != strconv.Itoa(got) {
+		t.Errorf("the Makefile says the quick load takes %s minutes; the catalog's quick phases add up to %d", want[2], got)
 	}
 }
