@@ -257,6 +257,9 @@ func TestRunnerRunsInProcessTasks(t *testing.T) {
 		t.Errorf("a pool of 8: %+v; want its 8 workers waiting and not many more", p8.Scheduler)
 	}
 	reportSaysWhatTheSchedulerSaw(t, res, "| goroutines (one per job) |", "| pool of 8 workers |")
+	if l := schedulerLine(s); strings.Contains(l, "board") {
+		t.Errorf("an in-process scenario, which the board does not see, points to it: %q", l)
+	}
 }
 
 type testWriter struct{ t *testing.T }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/orderlab/orderlab/loadtest/report"
@@ -57,12 +58,20 @@ func tasksModel(t *TasksResult) string {
 	return "goroutines (one per job)"
 }
 
+// schedulerPanel is the board's panel of the go_sched_* series.
+const schedulerPanel = "Scheduler: goroutines by state"
+
 // schedulerLine names what Go's scheduler shows of the scenario's lesson,
-// as its page does ("" when the scenario names nothing).
+// as its page does, and where: the board's panel when the scenario names
+// it (an in-process scenario has none) and each phase's table ("" when the
+// scenario names nothing).
 func schedulerLine(s Scenario) string {
 	if s.SchedulerSignal == "" {
 		return ""
 	}
-	return "What Go's scheduler shows: " + strings.TrimSpace(s.SchedulerSignal) +
-		" (the board's panel \"Scheduler: goroutines by state\"; the table \"What Go's scheduler saw\" of each phase)."
+	where := "the table \"What Go's scheduler saw\" of each phase"
+	if slices.Contains(s.Panels, schedulerPanel) {
+		where = fmt.Sprintf("the board's panel %q; %s", schedulerPanel, where)
+	}
+	return "What Go's scheduler shows: " + strings.TrimSpace(s.SchedulerSignal) + " (" + where + ")."
 }

@@ -41,5 +41,5 @@ func TestSchedulerViewOfOSThreadPinning(t *testing.T) {
 	if sc := syscall.Server.Scheduler; sc.PeakNotInGo < c/2 {
 		t.Errorf("syscall, %v clients: %+v; want about as many not in Go", c, sc)
 	}
-	reportSaysWhatTheSchedulerSaw(t, res, "| unbounded |")
+	reportSaysWhatTheSchedulerSaw(t, res, "| unbounded |", `the board's panel "Scheduler: goroutines by state"`)
 }
