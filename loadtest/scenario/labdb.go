@@ -37,20 +37,21 @@ type LabProxy struct {
 // checkProxy makes sure the lab's proxy answers, that every target's
 // database URL goes through it (as GET /knobs shows DATABASE_URL, when it
 // shows it), and for a db_stop that the lab's database can be read.
-func (r *Runner) checkProxy(ctx context.Context, s Scenario, live *liveKnobs) error {
+func (l *labStager) checkProxy(ctx context.Context) error {
+	s := l.s
 	what := "sets db_latency"
 	if slices.ContainsFunc(s.Phases, stops) {
 		what = "sets db_stop"
 	}
-	if r.DBProxy == nil {
+	if l.proxy == nil {
 		return fmt.Errorf("%s %s: it needs the lab's database proxy (docs/lab-scenarios.md)", s.Name, what)
 	}
-	if err := r.DBProxy.Control.Set(ctx, dbproxy.Fault{Fault: "none"}); err != nil {
+	if err := l.proxy.Control.Set(ctx, dbproxy.Fault{Fault: "none"}); err != nil {
 		return fmt.Errorf("%s %s and the lab's database proxy does not answer "+
 			"(docker compose --profile dbproxy up, with LAB_DATABASE_URL through it: docs/lab-scenarios.md): %w", s.Name, what, err)
 	}
 	for _, t := range s.Targets {
-		c := live.clients[t]
+		c := l.knobs.clients[t]
 		if c == nil {
 			continue
 		}
@@ -60,16 +61,16 @@ func (r *Runner) checkProxy(ctx context.Context, s Scenario, live *liveKnobs) er
 		}
 		u, ok := have["DATABASE_URL"]
 		if !ok {
-			fmt.Fprintf(r.Log, "   %s: GET /knobs shows no DATABASE_URL: cannot check that it goes through the proxy\n", t)
+			fmt.Fprintf(l.log, "   %s: GET /knobs shows no DATABASE_URL: cannot check that it goes through the proxy\n", t)
 			continue
 		}
-		if !reaches(u, r.DBProxy.Host) {
+		if !reaches(u, l.proxy.Host) {
 			return fmt.Errorf("%s reaches Postgres at %s, not through the database proxy %s: "+
-				"start the lab with LAB_DATABASE_URL through it (docs/lab-scenarios.md)", t, u, r.DBProxy.Host)
+				"start the lab with LAB_DATABASE_URL through it (docs/lab-scenarios.md)", t, u, l.proxy.Host)
 		}
 	}
 	if what == "sets db_stop" {
-		if err := ping(ctx, r.DBProxy.Database); err != nil {
+		if err := ping(ctx, l.proxy.Database); err != nil {
 			return fmt.Errorf("%s sets db_stop, whose keyed orders are held to the lab's orders table, and the lab's database "+
 				"does not answer (-lab-db URL): %w", s.Name, err)
 		}
@@ -91,13 +92,13 @@ func ping(ctx context.Context, dsn string) error {
 
 // setProxyLatency gives the lab's proxy phase p's latency (none when p
 // sets none).
-func (r *Runner) setProxyLatency(ctx context.Context, p Phase) error {
+func (l *labStager) setProxyLatency(ctx context.Context, p Phase) error {
 	f := dbproxy.Fault{Fault: "none"}
 	if p.DBLatency != nil && *p.DBLatency > 0 {
 		f = dbproxy.Fault{Fault: "latency", Latency: p.DBLatency.D().String()}
-		fmt.Fprintf(r.Log, "   %s more per round trip to Postgres (the lab's dbproxy)\n", p.DBLatency.D())
+		fmt.Fprintf(l.log, "   %s more per round trip to Postgres (the lab's dbproxy)\n", p.DBLatency.D())
 	}
-	return r.DBProxy.Control.Set(ctx, f)
+	return l.proxy.Control.Set(ctx, f)
 }
 
 // reaches reports whether the database address dsn (a URL, or the key=value

@@ -62,16 +62,16 @@ func localOutage(be *backend, hold time.Duration) outageOf {
 
 // labOutage cuts the lab's Postgres off through the lab's database proxy
 // (down, then none): a proxy outage, not a restart of Postgres.
-func (r *Runner) labOutage(hold time.Duration) outageOf {
+func labOutage(px *LabProxy, hold time.Duration, log io.Writer) outageOf {
 	cut := func(ctx context.Context, down bool) error {
 		f := dbproxy.Fault{Fault: "none"}
 		if down {
 			f.Fault = "down"
 		}
-		return r.DBProxy.Control.Set(ctx, f)
+		return px.Control.Set(ctx, f)
 	}
-	return outageOf{fault: dbfault.ProxyOutage(hold, cut), dbURL: r.DBProxy.Database,
-		said: "the lab's database proxy cut every connection to Postgres (Postgres keeps running)", log: r.Log}
+	return outageOf{fault: dbfault.ProxyOutage(hold, cut), dbURL: px.Database,
+		said: "the lab's database proxy cut every connection to Postgres (Postgres keeps running)", log: log}
 }
 
 // outage runs a db_stop beside a target's run: it sends keyed orders to

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/annotate"
-	"github.com/orderlab/orderlab/loadtest/lab"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
@@ -121,69 +120,36 @@ func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
 	return res, files, errors.Join(runErr, err)
 }
 
-// repeat runs every phase of s res.Count times over, against one database
-// that it drops at the end. Each repetition appends its runs to the phases'
-// results, so that a table can quote the median and the range.
+// repeat runs every phase of s res.Count times over, staged by one stager
+// that puts everything back at the end. Each repetition appends its runs
+// to the phases' results, so that a table can quote the median and the
+// range.
 func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
-	var be *backend
-	defer func() {
-		if be != nil {
-			err = errors.Join(err, be.close(context.WithoutCancel(ctx)))
-		}
-	}()
-	var live *liveKnobs
-	if r.Endpoints != nil {
-		live = newLiveKnobs(r.Endpoints, r.Token, r.Log)
-		// Deferred, so that it runs on a failed phase, on Ctrl-C (ctx
-		// canceled: the restore runs without that cancel) and on a panic.
-		defer func() { err = errors.Join(err, live.restore(context.WithoutCancel(ctx))) }()
-		if needsProxy(s) {
-			if err := r.checkProxy(ctx, s, live); err != nil {
-				return err
-			}
-			defer func() {
-				if cerr := r.setProxyLatency(context.WithoutCancel(ctx), Phase{}); cerr != nil {
-					err = errors.Join(err, fmt.Errorf("clearing the database proxy's latency: %w", cerr))
-				}
-			}()
-		}
+	st, err := r.stager(ctx, s, logDir)
+	if err != nil {
+		return err
 	}
+	// Deferred, so that it runs on a failed phase, on Ctrl-C (ctx
+	// canceled: close runs without that cancel) and on a panic.
+	defer func() { err = errors.Join(err, st.close(context.WithoutCancel(ctx))) }()
 	for rep := range res.Count {
 		if res.Count > 1 {
 			fmt.Fprintf(r.Log, "== repetition %d of %d\n", rep+1, res.Count)
 		}
-		if err := r.phases(ctx, s, res, rep, pause, &be, live, logDir); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// phases runs every phase once (repetition rep), appending to res.Phases.
-// A service started for a phase that the next one continues is kept
-// running for it.
-func (r *Runner) phases(ctx context.Context, s Scenario, res *Result, rep int, pause time.Duration, be **backend,
-	live *liveKnobs, logDir string) error {
-	kept := map[string]*lab.Lab{}
-	defer func() {
-		for name, running := range kept {
-			r.stop(name, running)
-		}
-	}()
-	for i := range s.Phases {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := r.phase(ctx, s, res, rep, i, pause, be, live, logDir, kept); err != nil {
-			return err
+		for i := range s.Phases {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := r.phase(ctx, st, s, res, rep, i, pause); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // phase runs phase i of repetition rep, told to Progress.
-func (r *Runner) phase(ctx context.Context, s Scenario, res *Result, rep, i int, pause time.Duration, be **backend,
-	live *liveKnobs, logDir string, kept map[string]*lab.Lab) (err error) {
+func (r *Runner) phase(ctx context.Context, st stager, s Scenario, res *Result, rep, i int, pause time.Duration) (err error) {
 	p := s.Phases[i]
 	// The phase starts for Progress once its knobs show, when its load is
 	// about to begin.
@@ -216,134 +182,54 @@ func (r *Runner) phase(ctx context.Context, s Scenario, res *Result, rep, i int,
 		return nil
 	}
 	pr.Env = envOf(s, i)
-	if r.Endpoints == nil && *be == nil {
-		var err error
-		if *be, err = newBackend(ctx, r.DatabaseURL, s, r.Log); err != nil {
-			return err
-		}
-	}
-	if live != nil && (!p.Continue || len(p.Env) > 0) {
-		if err := live.apply(ctx, s.Targets, pr.Env); err != nil {
-			return fmt.Errorf("phase %s: %w", p.Name, err)
-		}
+	if err := st.phase(ctx, i, pr.Env); err != nil {
+		return fmt.Errorf("phase %s: %w", p.Name, err)
 	}
 	if r.afterKnobs != nil {
 		r.afterKnobs(p.Name)
 	}
 	begin()
 	mark := r.annotate(ctx, s, p)
+	defer r.endMark(ctx, mark)
 	if pr.Loadtest == nil {
 		pr.Loadtest = report.New(p.Load.Mode, []string{"scenario", s.Name, p.Name})
 	}
-	keep := i+1 < len(s.Phases) && s.Phases[i+1].Continue
 	for j, name := range s.Targets {
 		if j > 0 && !measure.Sleep(ctx, pause) {
 			break
 		}
-		running := kept[name]
-		delete(kept, name)
-		if !p.Continue && running != nil {
-			r.stop(name, running)
-			running = nil
-		}
-		running, err := r.target(ctx, s, p, name, pr, *be, running, logDir)
-		if running != nil {
-			if keep && err == nil {
-				kept[name] = running
-			} else {
-				r.stop(name, running)
-			}
-		}
-		if err != nil {
-			r.endMark(ctx, mark)
+		if err := r.target(ctx, st, s, i, name, pr); err != nil {
 			return fmt.Errorf("phase %s: %w", p.Name, err)
 		}
 	}
-	r.endMark(ctx, mark)
 	return nil
 }
 
-// target runs phase p against one service and appends the run to rep.
-// Locally the service is started for this run alone, with env, unless
-// running (the service a continued phase left running) is given; the caller
-// stops the service target returns when no later phase continues on it.
-// Meanwhile the other services hold no connections and no CPU, and every
-// run that is not a continuation starts from a fresh process (a clean RSS
-// baseline).
-func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, pr *PhaseResult,
-	be *backend, running *lab.Lab, logDir string) (*lab.Lab, error) {
-	ep, ok := r.Endpoints[name]
-	var more []string
-	if r.Endpoints == nil {
-		if err := be.setLatency(p); err != nil {
-			return running, err
-		}
-		replicas := 1
-		if s.Cluster != nil {
-			replicas = max(1, s.Cluster.Replicas)
-		}
-		if running == nil {
-			how := ""
-			if replicas > 1 {
-				how = fmt.Sprintf("%d replicas of ", replicas)
-			}
-			if p.PgBouncer {
-				how = "through PgBouncer, " + how
-			}
-			fmt.Fprintf(r.Log, "   starting %s%s with %s\n", how, name, envString(pr.Env))
-			var err error
-			running, err = lab.Start(ctx, lab.Config{BinDir: r.BinDir, Services: []string{name}, Env: pr.Env,
-				Database: be.urlFor(p), LogDir: logDir, Replicas: replicas, AdminToken: localToken})
-			if err != nil {
-				return nil, err
-			}
-		} else if p.Continue && len(p.Env) > 0 {
-			if err := r.setKnobs(ctx, name, running, p.Env); err != nil {
-				return running, err
-			}
-		}
-		svc := running.Services[0]
-		ep, ok = Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL}, true
-		if len(running.Services) > 1 {
-			b, err := lab.Balance(running.Services)
-			if err != nil {
-				return running, err
-			}
-			defer b.Close()
-			ep.URL = b.URL
-			for _, other := range running.Services[1:] {
-				more = append(more, other.MetricsURL)
-			}
-		}
+// target runs phase i against one service, staged by st, and appends the
+// run to pr.
+func (r *Runner) target(ctx context.Context, st stager, s Scenario, i int, name string, pr *PhaseResult) (err error) {
+	p := s.Phases[i]
+	tg, err := st.target(ctx, i, name)
+	if err != nil {
+		return err
 	}
-	if !ok {
-		return running, fmt.Errorf("no endpoint for target %s (-target %s=URL)", name, name)
-	}
-	if r.Endpoints != nil && needsProxy(s) {
-		if err := r.setProxyLatency(ctx, p); err != nil {
-			return running, err
-		}
-	}
+	defer func() { tg.done(err == nil) }()
 	text, err := sloOf(s, r.Quick, p, name)
 	if err != nil {
-		return running, err
+		return err
 	}
 	slo, err := report.ParseSLO(text)
 	if err != nil {
-		return running, err
+		return err
 	}
 	var out *outage
-	switch {
-	case p.DBStop == nil:
-	case be != nil && be.cluster != nil:
-		out = startOutage(ctx, localOutage(be, p.DBStop.For.D()), *p.DBStop, name, p.Name, ep.URL)
-	case r.Endpoints != nil && r.DBProxy != nil:
-		out = startOutage(ctx, r.labOutage(p.DBStop.For.D()), *p.DBStop, name, p.Name, ep.URL)
+	if p.DBStop != nil && tg.outage != nil {
+		out = startOutage(ctx, *tg.outage, *p.DBStop, name, p.Name, tg.url)
 	}
-	cfg := configOf(p, ep.URL)
+	cfg := configOf(p, tg.url)
 	cfg.AllowRemote = r.AllowRemote
-	watch := be.watchTarget(ctx, r.DatabaseURL, name, p.PgBouncer)
-	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: ep.MetricsURL, MoreMetrics: more}, cfg,
+	watch := st.watch(ctx, i, name)
+	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: tg.metrics, MoreMetrics: tg.more}, cfg,
 		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, DefaultScrape), SLO: slo})
 	pr.addView(ctx, watch, r.Log)
 	if out != nil {
@@ -358,7 +244,7 @@ func (r *Runner) target(ctx context.Context, s Scenario, p Phase, name string, p
 			p.Name, name, run.Throughput, run.Succeeded, run.Rejected, run.Errors, report.FormatSeconds(run.ElapsedSeconds))
 	}
 	if err != nil {
-		return running, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return running, nil
+	return nil
 }
