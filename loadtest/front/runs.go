@@ -42,7 +42,7 @@ type Run struct {
 	// PhaseStarts is when each phase began, its knobs applied, in order:
 	// the live charts mark each.
 	PhaseStarts []PhaseStart `json:"phase_starts"`
-	Error     string     `json:"error,omitempty"`
+	Error       string       `json:"error,omitempty"`
 	// Board opens the board on the run's range: up to now, refreshing,
 	// while it runs; its exact range once it ended.
 	Board    string             `json:"board,omitempty"`
