@@ -2,10 +2,12 @@ package scrape
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http/httptest"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // A real client_golang Go collector with the scheduler's runtime metrics
@@ -30,19 +34,28 @@ func TestSchedulerFromAGoCollector(t *testing.T) {
 
 	w := Watch(context.Background(), Scraper{URL: srv.URL}, time.Hour) // scrapes driven below
 	spinners, parked := 8*runtime.GOMAXPROCS(0), 200
-	var stop atomic.Bool
 	release := make(chan struct{})
 	var wg sync.WaitGroup
+	for range parked {
+		wg.Go(func() { <-release })
+	}
+	poll.Until(t, 10*time.Second, "the parked goroutines to wait", func() error {
+		m := []metrics.Sample{{Name: "/sched/goroutines/waiting:goroutines"}}
+		metrics.Read(m)
+		if n := m[0].Value.Uint64(); n < uint64(parked) {
+			return fmt.Errorf("%d waiting", n)
+		}
+		return nil
+	})
+	// Spinners never block: from their start to their stop each is
+	// running or runnable, waiting for a thread.
+	var stop atomic.Bool
 	for range spinners {
 		wg.Go(func() {
 			for !stop.Load() {
 			}
 		})
 	}
-	for range parked {
-		wg.Go(func() { <-release })
-	}
-	time.Sleep(100 * time.Millisecond) // spinning: preempted every 10 ms, each waits its turn
 	w.scrape(context.Background())
 	stop.Store(true)
 	close(release)
