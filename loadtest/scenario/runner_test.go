@@ -248,13 +248,14 @@ func TestRunnerRunsInProcessTasks(t *testing.T) {
 		t.Error(err)
 	}
 	// Go's scheduler saw the goroutine per job park its sleeping jobs
-	// (waiting, about one goroutine each) and the pool of 8 hold only a
-	// handful; the report has the table of what it saw for every phase.
+	// (waiting, about one goroutine each) and the pool of 8 only its
+	// workers (the test binary's other goroutines wait in both); the
+	// report has the table of what it saw for every phase.
 	if g.PeakWaiting < float64(g.Jobs)/2 || g.Latencies == 0 {
 		t.Errorf("a goroutine per sleeping job: %+v; want about %d waiting and the run's scheduling latency", g.Scheduler, g.Jobs)
 	}
-	if p8.PeakWaiting < 8 || p8.PeakWaiting > float64(g.Jobs)/10 {
-		t.Errorf("a pool of 8: %+v; want its 8 workers waiting and not many more", p8.Scheduler)
+	if p8.PeakWaiting < 8 || g.PeakWaiting-p8.PeakWaiting < float64(g.Jobs)/2 {
+		t.Errorf("a pool of 8: %+v; want its 8 workers waiting, about %d fewer than a goroutine per job (%v)", p8.Scheduler, g.Jobs, g.PeakWaiting)
 	}
 	reportSaysWhatTheSchedulerSaw(t, res, "| goroutines (one per job) |", "| pool of 8 workers |")
 	if l := schedulerLine(s); strings.Contains(l, "board") {
