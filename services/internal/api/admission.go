@@ -26,9 +26,9 @@ import (
 // orderlab_http_requests_in_flight) and on the model's rejection counter;
 // it is not traced. An admitted request is served as every other (the
 // observer), timed and bounded from its arrival, the wait for its
-// admission a span of its trace; its handler gets the admission as an
-// argument, and the admission is given back once the request is answered,
-// however the handler ends (a panic, a client gone).
+// admission a span of its trace; its handler gets the model.Admitted as an
+// argument, released once the request is answered, however the handler
+// ends (a panic, a client gone).
 type admission struct {
 	m   model.Model
 	obs *observer
@@ -69,7 +69,7 @@ func (g *admission) handle(r gin.IRoutes, method, path string, op model.Op, h ad
 	})
 }
 
-// recordWait records an admission's wait as a span under the request's,
+// recordWait records the wait for an admission as a span under the request's,
 // with its real start and end.
 func (g *admission) recordWait(ctx context.Context, w model.Wait) {
 	if w.Span == "" || !trace.SpanFromContext(ctx).IsRecording() {

@@ -84,7 +84,7 @@ func testServer(t *testing.T, m *fakeModel) (*httptest.Server, *tracetest.SpanRe
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	reg := prometheus.NewRegistry()
-	h, err := NewServer(NewKnobs(Config{Service: "test", RequestTimeout: 5 * time.Second}), m, pinger{}, func() bool { return true },
+	h, err := NewServer(NewLiveConfig(Config{Service: "test", RequestTimeout: 5 * time.Second}), m, pinger{}, func() bool { return true },
 		slog.New(slog.NewTextHandler(io.Discard, nil)), reg, tp)
 	if err != nil {
 		t.Fatal(err)
@@ -167,11 +167,11 @@ func TestRefusalIsAnsweredBeforeAnySpan(t *testing.T) {
 	}
 }
 
-// An admitted request's handler gets its admission and calls it under the
-// request's span and deadline; the wait is a span under the request's, and
-// the admission is given back once, on every path: an answer, a panic, a
+// An admitted request's handler gets its model.Admitted and calls it under
+// the request's span and deadline; the wait is a span under the request's,
+// and the Admitted is released once, on every path: an answer, a panic, a
 // client that hangs up.
-func TestAdmissionIsReleasedOnEveryPath(t *testing.T) {
+func TestAdmittedIsReleasedOnEveryPath(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		hold   func(ctx context.Context) error

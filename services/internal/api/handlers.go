@@ -43,13 +43,13 @@ func answer(c *gin.Context, log *slog.Logger, status int, body any, err error) {
 // before; 422 when the key was used with another body. With api_delay the
 // order also waits for a downstream call, before its transaction or inside
 // it (pitfalls.go).
-func placeOrder(knobs *Knobs, met *metrics) admittedHandler {
+func placeOrder(live *LiveConfig, met *metrics) admittedHandler {
 	return func(c *gin.Context, a model.Admitted) (int, any, error) {
 		q, err := parseQuery(c.Request.URL.RawQuery, "db_delay", "api_delay", "api_call")
 		if err != nil {
 			return 0, nil, err
 		}
-		delay, err := q.duration("db_delay", knobs.Load().DBDelay)
+		delay, err := q.duration("db_delay", live.Load().DBDelay)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -117,13 +117,13 @@ type workResponse struct {
 // workDB: GET /work/db?delay=20ms[&conns=2] holds a pooled connection for
 // delay, through the service's concurrency model (scenario wrk-500,
 // DB-bound); with conns, that many at once (pitfalls.go).
-func workDB(knobs *Knobs) admittedHandler {
+func workDB(live *LiveConfig) admittedHandler {
 	return func(c *gin.Context, a model.Admitted) (int, any, error) {
 		q, err := parseQuery(c.Request.URL.RawQuery, "delay", "conns")
 		if err != nil {
 			return 0, nil, err
 		}
-		d, err := q.duration("delay", knobs.Load().WorkDBDelay)
+		d, err := q.duration("delay", live.Load().WorkDBDelay)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -143,9 +143,9 @@ func workDB(knobs *Knobs) admittedHandler {
 // API_WAIT_MODE=syscall the wait is a blocking nanosleep that holds its OS
 // thread, the Go shape of a pinned virtual thread (docs/scenarios:
 // os-thread-pinning): go_threads climbs.
-func workAPI(knobs *Knobs) handler {
+func workAPI(live *LiveConfig) handler {
 	return func(c *gin.Context) (int, any, error) {
-		k := knobs.Load()
+		k := live.Load()
 		q, err := parseQuery(c.Request.URL.RawQuery, "delay")
 		if err != nil {
 			return 0, nil, err
@@ -165,13 +165,13 @@ func workAPI(knobs *Knobs) handler {
 
 // workCPU: GET /work/cpu?rounds=5000 chains SHA-256 rounds (scenario wrk-500,
 // CPU-bound) and returns the final digest.
-func workCPU(knobs *Knobs) handler {
+func workCPU(live *LiveConfig) handler {
 	return func(c *gin.Context) (int, any, error) {
 		q, err := parseQuery(c.Request.URL.RawQuery, "rounds")
 		if err != nil {
 			return 0, nil, err
 		}
-		n, err := q.integer("rounds", int64(knobs.Load().WorkCPURounds), 1, MaxCPURounds)
+		n, err := q.integer("rounds", int64(live.Load().WorkCPURounds), 1, MaxCPURounds)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
-// observer gives every request the API serves what the lab sees of it and
-// bounds it by: its server span, continuing the caller's trace; its
+// observer gives every request the API serves its observation and its
+// bounds: its server span, continuing the caller's trace; its
 // REQUEST_TIMEOUT deadline, like HikariCP's connection-timeout (a request
 // still waiting for the pool when it passes is answered 503); its
 // REQUEST_BUFFER_BYTES buffer (buffer.go); and its latency on
@@ -26,14 +26,14 @@ import (
 // other routes run it as gin middleware (observed). The knobs are read per
 // request.
 type observer struct {
-	knobs   *Knobs
+	live    *LiveConfig
 	met     *metrics
 	tracer  trace.Tracer
 	buffers buffers
 }
 
-func newObserver(knobs *Knobs, met *metrics, tp trace.TracerProvider) *observer {
-	return &observer{knobs: knobs, met: met, tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/api")}
+func newObserver(live *LiveConfig, met *metrics, tp trace.TracerProvider) *observer {
+	return &observer{live: live, met: met, tracer: tp.Tracer("github.com/orderlab/orderlab/services/internal/api")}
 }
 
 // observed is the observer as gin middleware: the request is in flight and
@@ -49,7 +49,7 @@ func (o *observer) observed(c *gin.Context) {
 // in a deferred call, so that a panicking handler is counted too (as it
 // unwinds, before recovery has written its 500).
 func (o *observer) serve(c *gin.Context, start time.Time, next func()) {
-	k := o.knobs.Load()
+	k := o.live.Load()
 	r := c.Request
 	route := c.FullPath()
 	ctx := telemetry.Propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The query knobs of the pool pitfalls (docs/scenarios: nested-acquire, tx-across-downstream).
+// The query parameters of the pool pitfalls (docs/scenarios: nested-acquire, tx-across-downstream).
 // LEAK_EVERY (scenario connection-leak) is the store's: it needs no query parameter.
 
 // MaxConns caps conns of /work/db (1..MaxConns, default 1): the

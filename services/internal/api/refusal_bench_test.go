@@ -29,9 +29,9 @@ func BenchmarkRefusal(b *testing.B) {
 	m.full.Store(true)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	tp := sdktrace.NewTracerProvider()
-	knobs := NewKnobs(Config{Service: "bench", RequestTimeout: 5 * time.Second})
+	live := NewLiveConfig(Config{Service: "bench", RequestTimeout: 5 * time.Second})
 
-	services, err := NewServer(knobs, m, pinger{}, func() bool { return true }, log, prometheus.NewRegistry(), tp)
+	services, err := NewServer(live, m, pinger{}, func() bool { return true }, log, prometheus.NewRegistry(), tp)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func BenchmarkRefusal(b *testing.B) {
 	})
 	// In gin, after the observer has started the span.
 	observed := gin.New()
-	observed.Use(recovery(log), newObserver(knobs, met, tp).observed)
+	observed.Use(recovery(log), newObserver(live, met, tp).observed)
 	observed.POST("/orders", func(c *gin.Context) { refuse(c.Writer, c.Request) })
 
 	for _, v := range []struct {

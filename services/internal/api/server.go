@@ -24,7 +24,7 @@ type Pinger interface {
 }
 
 // Config holds the API's knobs (docs/reference/knobs.md), read per request
-// from Knobs so that they change live.
+// from a LiveConfig so that they change live.
 type Config struct {
 	Service        string        // service name for spans and logs (fixed at start)
 	RequestTimeout time.Duration // deadline of every request (REQUEST_TIMEOUT)
@@ -41,7 +41,8 @@ type Config struct {
 	BufferPooled bool
 }
 
-// Caps on the experiment knobs, for the environment and the query alike.
+// Caps on the experiments' delays, rounds and buffer, whether a knob or the
+// query sets them.
 const (
 	MaxDelay     = 10 * time.Second
 	MaxCPURounds = 1_000_000
@@ -49,27 +50,27 @@ const (
 	MaxBufferBytes = 8 << 20
 )
 
-// Knobs holds the API's live Config: every request reads one snapshot of
-// it, and Store swaps in another without a lock.
-type Knobs struct{ p atomic.Pointer[Config] }
+// LiveConfig holds the API's live Config: every request reads one
+// snapshot of it, and Store swaps in another without a lock.
+type LiveConfig struct{ p atomic.Pointer[Config] }
 
-// NewKnobs holds c.
-func NewKnobs(c Config) *Knobs {
-	k := &Knobs{}
+// NewLiveConfig holds c.
+func NewLiveConfig(c Config) *LiveConfig {
+	k := &LiveConfig{}
 	k.Store(c)
 	return k
 }
 
 // Load returns the current snapshot; the caller must not modify it.
-func (k *Knobs) Load() *Config { return k.p.Load() }
+func (k *LiveConfig) Load() *Config { return k.p.Load() }
 
 // Store makes c the snapshot the next requests read.
-func (k *Knobs) Store(c Config) { k.p.Store(&c) }
+func (k *LiveConfig) Store(c Config) { k.p.Store(&c) }
 
 // NewServer returns the HTTP handler of a service, its knobs read per
-// request from knobs. ready reports whether the service takes traffic
+// request from live. ready reports whether the service takes traffic
 // (false while it drains).
-func NewServer(knobs *Knobs, m model.Model, db Pinger, ready func() bool,
+func NewServer(live *LiveConfig, m model.Model, db Pinger, ready func() bool,
 	log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (http.Handler, error) {
 	met, err := newMetrics(reg)
 	if err != nil {
@@ -79,7 +80,7 @@ func NewServer(knobs *Knobs, m model.Model, db Pinger, ready func() bool,
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true // c.Done/c.Value follow the request's context
 	r.Use(recovery(log))
-	obs := newObserver(knobs, met, tp)
+	obs := newObserver(live, met, tp)
 	r.NoRoute(obs.observed, func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
 	r.NoMethod(obs.observed, func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })
 	addRoutes(r, &admission{m: m, obs: obs, log: log}, db, ready)

@@ -136,12 +136,12 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		}
 	}()
 	var ready atomic.Bool
-	apiKnobs := api.NewKnobs(cfg.API)
-	handler, err := api.NewServer(apiKnobs, m, store, ready.Load, log, reg, tp)
+	apiLive := api.NewLiveConfig(cfg.API)
+	handler, err := api.NewServer(apiLive, m, store, ready.Load, log, reg, tp)
 	if err != nil {
 		return err
 	}
-	liveParts(live, cfg, &level, apiKnobs, store, auditor)
+	liveParts(live, cfg, &level, apiLive, store, auditor)
 
 	// Servers: the API (net/http or nbio, HTTP_SERVER), and an admin
 	// listener for /metrics and pprof (always net/http).

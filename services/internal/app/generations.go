@@ -20,7 +20,7 @@ import (
 // builds a new generation from the new set and swaps it in. The old one
 // admits nothing more; once every request it admitted has been answered it
 // closes (a pipeline drains its queues), on a goroutine of its own, so the
-// change returns at once. Both generations hold work for that while.
+// change returns at once. Both generations hold requests for that while.
 type generations struct {
 	cur   atomic.Pointer[generation]
 	build Build
@@ -67,19 +67,19 @@ func (g *generations) Admit(ctx context.Context, op model.Op) (model.Admitted, e
 			gen.leave()
 			return nil, err
 		}
-		return &admission{Admitted: a, gen: gen}, nil
+		return &held{Admitted: a, gen: gen}, nil
 	}
 }
 
-// admission is a request a generation admitted: its release also counts it
-// out of the generation.
-type admission struct {
+// held is a request a generation admitted and holds until its release,
+// which also counts it out of the generation.
+type held struct {
 	model.Admitted
 	gen  *generation
 	once atomic.Bool
 }
 
-func (a *admission) Release(done bool) {
+func (a *held) Release(done bool) {
 	if a.once.CompareAndSwap(false, true) {
 		a.Admitted.Release(done)
 		a.gen.leave()

@@ -54,7 +54,7 @@ func TestGenerationsSwapDrainsTheOld(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	held, _ := g.Admit(ctx, model.PlaceOrder)
+	inFlight, _ := g.Admit(ctx, model.PlaceOrder)
 	next, _, err := first.With(map[string]string{"LIMIT_ORDER": "lifo"})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestGenerationsSwapDrainsTheOld(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, err := g.Admit(ctx, model.PlaceOrder)
-	if err != nil || a.(*admission).Admitted.(fakeAdmitted).m != built[1] {
+	if err != nil || a.(*held).Admitted.(fakeAdmitted).m != built[1] {
 		t.Fatalf("after the swap: admitted by %v (%v), want the new generation", a, err)
 	}
 	a.Release(true)
@@ -72,8 +72,8 @@ func TestGenerationsSwapDrainsTheOld(t *testing.T) {
 		t.Fatal("the old generation closed while a request it admitted was in flight")
 	default:
 	}
-	held.Release(true)
-	held.Release(true) // idempotent: counted out once
+	inFlight.Release(true)
+	inFlight.Release(true) // idempotent: counted out once
 	<-built[0].closed
 	if err := g.Close(ctx); err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // per-request snapshot, the log level, the store's pool and leak, the
 // audit delay. SHUTDOWN_TIMEOUT needs no hook: shutdown reads the set in
 // force when it begins.
-func liveParts(live *Live, cfg Config, level *slog.LevelVar, apiKnobs *api.Knobs, store *postgres.Store, auditor *audit.Recorder) {
+func liveParts(live *Live, cfg Config, level *slog.LevelVar, apiLive *api.LiveConfig, store *postgres.Store, auditor *audit.Recorder) {
 	// The servers' write timeout (and nbio's queue deadline) is derived
 	// from REQUEST_TIMEOUT at start (apiLimits): a longer deadline would be
 	// cut by it.
@@ -30,7 +30,7 @@ func liveParts(live *Live, cfg Config, level *slog.LevelVar, apiKnobs *api.Knobs
 	live.On(func(_ context.Context, next *knob.Set) error {
 		c := apiConfig(next)
 		c.Service = cfg.API.Service
-		apiKnobs.Store(c)
+		apiLive.Store(c)
 		return nil
 	}, apiKnobNames...)
 	live.On(func(_ context.Context, next *knob.Set) error {

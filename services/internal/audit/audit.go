@@ -1,6 +1,6 @@
 // Package audit owns the slow "audit write" that may follow each committed
-// order: the work of the backpressure-void scenario (docs/scenarios: backpressure-voidno backpressure). How the
-// writes are scheduled is the concurrency model's business: unbounded and
+// order: the slow stage of the backpressure-void scenario (docs/scenarios:
+// backpressure-void). How the writes are scheduled is the concurrency model's business: unbounded and
 // semaphore start one goroutine per order, the pipeline runs a bounded stage.
 package audit
 

@@ -8,7 +8,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/postgres"
 )
 
-// Acquire takes a permit for one request's database work, or refuses it:
+// Acquire takes a permit for one request's database access, or refuses it:
 // the semaphore service's limiter (services/internal/limiter), taken before
 // the body is read and given back once the request is answered. With a
 // limit at or below DB_MAX_CONNS (or LIMIT=adaptive) no request waits long
@@ -24,7 +24,7 @@ type Permit interface {
 }
 
 // Limited is the semaphore service's model: a request is admitted with a
-// permit from acquire, for every kind of database work.
+// permit from acquire, for every kind of database call.
 func Limited(store *postgres.Store, acquire Acquire, audit *audit.Recorder) *Model {
 	m := Unlimited(store, audit)
 	m.acquire = acquire

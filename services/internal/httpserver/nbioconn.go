@@ -71,7 +71,7 @@ type nbioConn struct {
 	deadline    int8        // which deadline the timer is armed for
 	timer       *time.Timer // closes the connection when the deadline passes
 	rejected    bool        // answered 431 or 413; the connection is closing
-	drained     int         // bytes discarded since (linger.go)
+	discarded   int         // bytes discarded since (linger.go)
 }
 
 // armDeadline gives the request being read what net/http gives it: its
@@ -192,8 +192,8 @@ func (c *nbioConn) reject(answer []byte) {
 // discard counts n bytes a rejected connection sent after its answer, and
 // closes it once they reach LingerBytes.
 func (c *nbioConn) discard(n int) {
-	c.drained += n
-	if c.drained >= LingerBytes {
+	c.discarded += n
+	if c.discarded >= LingerBytes {
 		_ = c.conn.Close()
 	}
 }

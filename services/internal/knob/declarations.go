@@ -38,7 +38,7 @@ var All = []Knob{
 
 	// The pool and the deadlines.
 	{Name: "DB_MAX_CONNS", Kind: Int, Unit: "connections", Min: 1, Max: 10_000, Default: "20", Live: true,
-		Meaning: "pool size; a change swaps in a new pool, the old one finishes its in-flight work and closes"},
+		Meaning: "pool size; a change swaps in a new pool, the old one finishes its in-flight queries and closes"},
 	{Name: "DB_MIN_CONNS", Kind: Int, Unit: "connections", Min: 0, Max: 10_000, Default: "0", Live: true,
 		Meaning: "connections kept open (at most DB_MAX_CONNS)"},
 	{Name: "REQUEST_TIMEOUT", Kind: Duration, Min: ms, Max: 10 * 60 * s, Default: "30s", Live: true,

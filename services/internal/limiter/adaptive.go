@@ -20,9 +20,9 @@ var errQueueFull = errors.New("limiter queue full")
 //
 // With LIMIT_WAIT set, requests over the limit may queue: up to twice the
 // current limit queue freely, beyond that a growing share is rejected at
-// once, and beyond three times the limit all are. The queue is built in
-// whatever LIMIT_WAIT is, so that LIMIT_WAIT can change live: with a zero
-// wait nobody queues (the Limiter only tries for a permit).
+// once, and beyond three times the limit all are. The queue is built
+// whatever LIMIT_WAIT is: with a zero wait nobody queues (the Limiter only
+// tries for a permit).
 type adaptive struct {
 	lim adaptivelimiter.AdaptiveLimiter[any]
 }

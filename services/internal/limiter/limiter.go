@@ -55,7 +55,8 @@ const (
 
 // permits is where the permits come from: a semaphore or an adaptive
 // limit. A returned release func gives the permit back; done says whether
-// the work ran to completion (an adaptive limit learns from those only).
+// its request was answered within its deadline (an adaptive limit learns
+// from those only).
 type permits interface {
 	// tryAcquire takes a permit if one is free now.
 	tryAcquire() (release func(done bool), ok bool)
@@ -66,7 +67,7 @@ type permits interface {
 	limit() int
 }
 
-// Limiter hands out permits for database work. A caller waits at most
+// Limiter hands out permits for database access. A caller waits at most
 // Config.Wait for one; after that it is rejected, so that a saturated
 // service answers 429 at once instead of queueing in front of the pool.
 type Limiter struct {
@@ -195,10 +196,9 @@ func (p *Permit) Wait() model.Wait {
 	}}
 }
 
-// Release gives the permit back, once. done says whether the work it was
-// taken for ended within its request's deadline: an adaptive limit learns
-// from those only, a timed-out request's latency teaching it nothing about
-// the database.
+// Release gives the permit back, once. done says whether its request was
+// answered within its deadline: an adaptive limit learns from those only,
+// a timed-out request's latency teaching it nothing about the database.
 func (p *Permit) Release(done bool) {
 	if !p.once.CompareAndSwap(false, true) {
 		return

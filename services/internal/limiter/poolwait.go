@@ -65,7 +65,7 @@ const (
 // for what is behind it: a database whose cores are busy, or a process
 // whose admitted requests wait for a CPU, answers each permit more slowly
 // without any acquire waiting. The limit sees that as the time a permit is
-// held (admission to release, completed work only) rising above its
+// held (admission to release, requests answered in time only) rising above its
 // baseline, the lowest window mean seen. A rise alone is ambiguous: fewer
 // permits shorten a hold that queues for something, not a query that got
 // slower. So a latency cut is an experiment: the holds begun after it are
@@ -121,12 +121,12 @@ type poolLimit struct {
 	cur     int
 	base    time.Duration // baseline hold; 0 until measured
 	judging time.Duration // > 0: the mean hold that made a latency cut
-	// climbed: the last window added a permit. draining: the last window
+	// climbed: the last window added a permit. settling: the last window
 	// cut on pool waits, and the requests still waiting in the pool then
 	// finish their waits in this one. ceiling is the limit at which acquires
 	// last waited (0: none known); a climb to it or above waits for
 	// probeEvery quiet windows (quiet counts the windows since that cut).
-	climbed, draining bool
+	climbed, settling bool
 	ceiling           int
 	quiet, probeEvery int
 	signal            poolSignal
@@ -167,8 +167,8 @@ func newPoolLimit(cfg Config) (*poolLimit, error) {
 	return p, nil
 }
 
-// admitted returns the release of a permit taken now.
-func (p *poolLimit) admitted() func(bool) {
+// granted returns the release of a permit taken now.
+func (p *poolLimit) granted() func(bool) {
 	start := p.now()
 	return func(done bool) {
 		p.g.Release()
@@ -193,7 +193,7 @@ func (p *poolLimit) tryAcquire() (func(bool), bool) {
 		p.tick()
 		return nil, false
 	}
-	return p.admitted(), true
+	return p.granted(), true
 }
 
 func (p *poolLimit) acquire(ctx context.Context) (func(bool), error) {
@@ -201,7 +201,7 @@ func (p *poolLimit) acquire(ctx context.Context) (func(bool), error) {
 	if err := p.g.Acquire(ctx); err != nil {
 		return nil, err
 	}
-	return p.admitted(), nil
+	return p.granted(), nil
 }
 
 func (p *poolLimit) limit() int { return p.g.Size() }
@@ -266,8 +266,8 @@ func (p *poolLimit) adjust(now time.Time) {
 		window = poolWindow
 	}
 	p.last, p.lastAt = w, now
-	draining := p.draining
-	p.draining = false
+	settling := p.settling
+	p.settling = false
 	binding := p.binding.Swap(false)
 	hold, n := p.held.take()
 	if n < holdSamples {
@@ -276,7 +276,7 @@ func (p *poolLimit) adjust(now time.Time) {
 	cut := min(p.cur-1, p.cur*9/10)
 	next := p.cur
 	switch {
-	case draining:
+	case settling:
 		// The waits of the requests in the pool at the last cut end in this
 		// window: they say nothing of the limit the cut set.
 	case acquires > 0 && float64(waited) > poolWaitShare*float64(acquires):
@@ -286,7 +286,7 @@ func (p *poolLimit) adjust(now time.Time) {
 		} else { // waits without a climb: the pool changed; find it again
 			p.probeEvery = 0
 		}
-		p.ceiling, p.quiet, p.draining = p.cur, 0, true
+		p.ceiling, p.quiet, p.settling = p.cur, 0, true
 	case p.judging > 0:
 		if p.after.n.Load() < holdSamples {
 			break

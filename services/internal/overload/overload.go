@@ -26,6 +26,6 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("%s full: rejected after waiting %s", e.Resource, e.Waited.Round(time.Microsecond))
 }
 
-// ErrShuttingDown is returned for work submitted after shutdown began. It
+// ErrShuttingDown is returned for a request made after shutdown began. It
 // becomes a 503 with a Retry-After of MinRetryAfter.
 var ErrShuttingDown = errors.New("service shutting down")

@@ -21,7 +21,7 @@ const (
 	ReasonAuditFull  = "audit_full"  // no audit slot was free for an order
 )
 
-// ticket is a request's admission to the pipeline: an intake slot, and for
+// ticket is what the pipeline reserved for an admitted request: an intake slot, and for
 // an order an audit slot when the audit stage runs; a read holds neither.
 // It lives on the handler's goroutine: Admit makes it, PlaceOrder or
 // HoldConnection hand its slots to the job they enqueue (request.go), and
@@ -140,7 +140,7 @@ func (p *Pipeline) isClosed() bool {
 
 // errNoSlot is a job enqueued with a ticket that holds no intake slot: one
 // admitted for a read, or used already. A bug of the caller's.
-var errNoSlot = errors.New("pipeline: the request's admission holds no intake slot (admitted for a read, or used already)")
+var errNoSlot = errors.New("pipeline: the request's ticket holds no intake slot (admitted for a read, or used already)")
 
 // enqueue hands j the ticket's slots and sends it on intake. The send
 // never blocks: intake has room for every slot.

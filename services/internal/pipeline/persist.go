@@ -19,12 +19,12 @@ import (
 // with whatever else is queued (waiting at most BatchWait), and commits it.
 func (p *Pipeline) persistWorker() {
 	for first := range p.persist {
-		p.work(first)
+		p.run(first)
 	}
 }
 
-// work runs first: a connection hold, or the first order of a batch.
-func (p *Pipeline) work(first *job) {
+// run runs first: a connection hold, or the first order of a batch.
+func (p *Pipeline) run(first *job) {
 	if first.op == model.HoldConnection {
 		p.hold(first)
 		return

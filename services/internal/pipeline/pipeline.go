@@ -180,7 +180,7 @@ func New(cfg Config, store Store, log *slog.Logger, met Metrics, tp trace.Tracer
 	return p, nil
 }
 
-// Close stops taking work, lets every queued job finish, and returns when
+// Close stops taking requests, lets every queued job finish, and returns when
 // the workers have committed the last batch or ctx ends.
 func (p *Pipeline) Close(ctx context.Context) error {
 	p.mu.Lock()

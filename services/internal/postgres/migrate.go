@@ -27,9 +27,10 @@ const migrationLock int64 = 0x6f726465726c6162 // "orderlab"
 // would stay held on one of them, blocking the next service's start
 // (docs/scenarios: too-many-clients).
 //
-// It is hand-written rather than taken from tern or golang-migrate: the lab
-// needs forward-only plain SQL files, one lock and one bookkeeping table, and
-// those libraries bring template engines and driver registries for it.
+// It is hand-written rather than taken from tern or golang-migrate: the
+// services need forward-only plain SQL files, one lock and one bookkeeping
+// table, and those libraries bring template engines and driver registries
+// for it.
 func Migrate(ctx context.Context, conn *pgx.Conn, log *slog.Logger) error {
 	lock := func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLock)

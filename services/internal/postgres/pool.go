@@ -15,7 +15,8 @@ import (
 // still closing (DB_MAX_CONNS and DB_MIN_CONNS change live: SetPoolSize).
 // A resize builds a new pool from the same configuration and swaps it in;
 // new acquisitions go to the new pool at once, and the old one closes in
-// the background once its in-flight work has given its connections back.
+// the background once its in-flight queries have given their connections
+// back.
 type pools struct {
 	cur atomic.Pointer[generation]
 	cfg *pgxpool.Config // what every pool is built from, sizes aside
