@@ -128,6 +128,12 @@ func (run *labRun) frontPage(t *testing.T) {
 	}
 	wait("the run, still running after a reload", `document.querySelector("#run-state").dataset.state === "running"`, 10*time.Second)
 	wait("the live charts", `document.querySelectorAll("#charts .chart canvas").length >= 12`, 15*time.Second)
+	// Each chart marks the run's start and each phase's, by name.
+	wait("a mark at the run's start and at its first phase's", `(() => {
+	  const o = echarts.getInstanceByDom(document.querySelector("#charts .chart")).getOption();
+	  const names = ((o.series[0] || {}).markLine || {data: []}).data.map((d) => d.label && d.label.formatter);
+	  return names[0] === "run" && names[1] === "orders";
+	})()`, 15*time.Second)
 	shot("front-run.png", "#run-view")
 
 	// The verdict table, then the report the link opens.
@@ -152,6 +158,20 @@ func (run *labRun) frontPage(t *testing.T) {
 	if err != nil || !strings.Contains(title, "pool-starvation") {
 		t.Errorf("the report link %s opens %q (%v), want the run's report", href, title, err)
 	}
+
+	// A second scenario, of another kind, from the catalog: its verdict
+	// picture draws its phases and models too.
+	if err := chromedp.Do(ctx, chromedp.Navigate(page+"/")); err != nil {
+		t.Fatal(err)
+	}
+	wait("the catalog again", `document.querySelector('button.run[data-name="backpressure-void"]') !== null`, 20*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.run[data-name="backpressure-void"]`))); err != nil {
+		t.Fatal(err)
+	}
+	wait("backpressure-void's verdict picture", `document.querySelector("#run-title").textContent.includes("backpressure-void") &&
+	  document.querySelector("#run-state").dataset.state === "done" && document.querySelectorAll("#verdict-chart canvas").length === 1 &&
+	  echarts.getInstanceByDom(document.querySelector("#verdict-chart")).getOption().series.length > 0 &&
+	  document.querySelector("#conclusion").textContent !== ""`, 90*time.Second)
 
 	// A knob edited in the form shows in GET /knobs; an invalid one is
 	// refused with the service's reason and changes nothing.

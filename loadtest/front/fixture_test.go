@@ -6,16 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/loadtest/background"
+	"github.com/orderlab/orderlab/loadtest/dbproxy"
 	"github.com/orderlab/orderlab/loadtest/knobs"
 	"github.com/orderlab/orderlab/loadtest/lab"
 	"github.com/orderlab/orderlab/loadtest/scenario"
@@ -80,32 +84,11 @@ type fixture struct {
 	srv   *Server
 }
 
+// newFixture is the page against unbounded and semaphore (pools of 4),
+// with the two small scenarios and too-many-clients, which the lab cannot
+// stage.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	bin := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", bin+"/", "./services/unbounded", "./services/semaphore")
-	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the services: %v\n%s", err, out)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	services := []string{"unbounded", "semaphore"}
-	running, err := lab.Start(ctx, lab.Config{BinDir: bin, Services: services, Database: pgtest.New(t), LogDir: t.TempDir(),
-		Env: map[string]string{"ADMIN_TOKEN": token, "DB_MAX_CONNS": "4", "SHUTDOWN_TIMEOUT": "2s"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = running.Stop() })
-	f := &fixture{t: t, admin: map[string]string{}, rates: background.NewRates(4, services...)}
-	eps := map[string]scenario.Endpoint{}
-	for i, svc := range running.Services {
-		admin := strings.TrimSuffix(svc.MetricsURL, "/metrics")
-		eps[services[i]] = scenario.Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: admin}
-		f.admin[services[i]] = admin
-	}
-	bg := httptest.NewServer(f.rates.Handler(token, nil))
-	t.Cleanup(bg.Close)
 	var cat []scenario.Scenario
 	for _, y := range []string{longYAML, shortYAML} {
 		s, err := scenario.Parse([]byte(y))
@@ -119,10 +102,59 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat = append(cat, tmc)
-	f.srv, err = New(Config{Catalog: cat, Background: bg.URL, Keep: 2, Log: testLog{t},
-		Runner: scenario.Runner{Endpoints: eps, Token: token, Out: t.TempDir(), Pause: 50 * time.Millisecond,
-			Board: "http://grafana.test/d/orderlab-pool-starvation"}})
+	return startFixture(t, fixtureConfig{services: []string{"unbounded", "semaphore"}, catalog: append(cat, tmc),
+		env: map[string]string{"DB_MAX_CONNS": "4"}})
+}
+
+type fixtureConfig struct {
+	services []string
+	env      map[string]string // besides ADMIN_TOKEN and SHUTDOWN_TIMEOUT
+	catalog  []scenario.Scenario
+	// proxy puts the lab's database proxy (loadtest dbproxy's) between the
+	// services and Postgres, for the scenarios that set db_latency or
+	// db_stop.
+	proxy bool
+}
+
+// startFixture builds and starts cfg's services as the lab runs them, a
+// background load's rate listener, and the page.
+func startFixture(t *testing.T, cfg fixtureConfig) *fixture {
+	t.Helper()
+	bin := t.TempDir()
+	args := []string{"build", "-o", bin + "/"}
+	for _, svc := range cfg.services {
+		args = append(args, "./services/"+svc)
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the services: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	db := pgtest.New(t)
+	runner := scenario.Runner{Token: token, Out: t.TempDir(), Pause: 50 * time.Millisecond,
+		Board: "http://grafana.test/d/orderlab-pool-starvation", Endpoints: map[string]scenario.Endpoint{}}
+	servicesDB := db
+	if cfg.proxy {
+		servicesDB, runner.DBProxy = startProxy(t, db)
+	}
+	env := map[string]string{"ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "2s"}
+	maps.Copy(env, cfg.env)
+	running, err := lab.Start(ctx, lab.Config{BinDir: bin, Services: cfg.services, Database: servicesDB, LogDir: t.TempDir(), Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = running.Stop() })
+	f := &fixture{t: t, admin: map[string]string{}, rates: background.NewRates(4, cfg.services...)}
+	for i, svc := range running.Services {
+		admin := strings.TrimSuffix(svc.MetricsURL, "/metrics")
+		runner.Endpoints[cfg.services[i]] = scenario.Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: admin}
+		f.admin[cfg.services[i]] = admin
+	}
+	bg := httptest.NewServer(f.rates.Handler(token, nil))
+	t.Cleanup(bg.Close)
+	f.srv, err = New(Config{Catalog: cfg.catalog, Background: bg.URL, Keep: 2, Log: testLog{t}, Runner: runner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +162,27 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { page.Close(); f.srv.Close() })
 	f.url = page.URL
 	return f
+}
+
+// startProxy puts a fault proxy, driven by loadtest dbproxy's control API,
+// in front of db's server: it returns db's URL through the proxy, for the
+// services, and the proxy as the runner reaches it (db itself for the
+// ledger check of db_stop).
+func startProxy(t *testing.T, db string) (string, *scenario.LabProxy) {
+	t.Helper()
+	u, err := url.Parse(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	px, err := faultproxy.New(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(px.Close)
+	control := httptest.NewServer(dbproxy.NewServer(px))
+	t.Cleanup(control.Close)
+	u.Host = px.Addr
+	return u.String(), &scenario.LabProxy{Control: &dbproxy.Client{URL: control.URL}, Host: px.Addr, Database: db}
 }
 
 type testLog struct{ t *testing.T }
@@ -181,8 +234,14 @@ func (f *fixture) knobs(service string) map[string]string {
 
 func (f *fixture) waitRun(id int, what string, cond func(Run) error) Run {
 	f.t.Helper()
+	return f.waitRunWithin(id, time.Minute, what, cond)
+}
+
+// waitRunWithin polls run id until cond holds, for at most within.
+func (f *fixture) waitRunWithin(id int, within time.Duration, what string, cond func(Run) error) Run {
+	f.t.Helper()
 	var run Run
-	poll.Until(f.t, time.Minute, what, func() error {
+	poll.Until(f.t, within, what, func() error {
 		if code, body := f.call("GET", fmt.Sprintf("/api/runs/%d", id), nil, &run); code != http.StatusOK {
 			return fmt.Errorf("GET run: %d %s", code, body)
 		}
