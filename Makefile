@@ -183,7 +183,7 @@ run: build ## the three services on 127.0.0.1:8081-8083 (admin 9091-9093) agains
 # The lab without Docker, in one command: deploy/local/lab.sh (the script
 # says what it starts, on which ports, and what it reads from the environment).
 .PHONY: local-lab
-local-lab: build $(BIN)/prometheus ## the lab without Docker: the services, Prometheus, the background load and the front page on http://127.0.0.1:8080, one ADMIN_TOKEN; Ctrl-C stops all
+local-lab: build $(BIN)/prometheus ## the lab without Docker: the services behind the database proxy, Prometheus, the background load and the front page on http://127.0.0.1:8080, one ADMIN_TOKEN; Ctrl-C stops all
 	BIN=$(BIN) ./deploy/local/lab.sh
 
 ## ---- loadtest ----

@@ -23,12 +23,14 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/internal/proc"
 )
 
-// localLabPorts are the ports deploy/local/lab.sh listens on: the page, the
-// services and their admin listeners, Prometheus, the background load.
-var localLabPorts = []int{8080, 8081, 8082, 8083, 9090, 9091, 9092, 9093, 9095}
+// localLabPorts are the ports deploy/local/lab.sh listens on: the database
+// proxy, the page, the services and their admin listeners, Prometheus, the
+// proxy's control API, the background load.
+var localLabPorts = []int{5434, 8080, 8081, 8082, 8083, 9090, 9091, 9092, 9093, 9094, 9095}
 
 // TestLocalLabConfig: deploy/local/prometheus.yml is the compose config
 // with its targets on 127.0.0.1 at the local lab's ports, without the
@@ -131,8 +133,8 @@ func TestLocalLab(t *testing.T) {
 			children = append(children, pid)
 		}
 	}
-	if len(children) != 6 {
-		t.Errorf("lab.sh runs %d processes (%v), want the three services, the background load, Prometheus and the page", len(children), children)
+	if len(children) != 7 {
+		t.Errorf("lab.sh runs %d processes (%v), want the database proxy, the three services, the background load, Prometheus and the page", len(children), children)
 	}
 
 	// The page reaches every service; a knob change passes with the one
@@ -174,6 +176,27 @@ func TestLocalLab(t *testing.T) {
 	code, body = call("PUT", "/api/background", `{"pipeline": 1}`)
 	if err := json.Unmarshal([]byte(body), &rates); code != http.StatusOK || err != nil || rates["pipeline"] != 1 || rates["semaphore"] != 2 {
 		t.Errorf("a background rate through the page: %d %s, want 200 (the background load takes the page's token)", code, body)
+	}
+
+	// A scenario that needs the database proxy runs from the page, quick.
+	code, body = call("POST", "/api/runs", `{"scenario": "db-latency", "quick": true}`)
+	if code != http.StatusAccepted {
+		t.Fatalf("starting db-latency: %d %s", code, body)
+	}
+	var run struct {
+		State, Error string
+		Log          []string
+	}
+	poll.Until(t, 2*time.Minute, "db-latency's end", func() error {
+		code, body := call("GET", "/api/runs/current", "")
+		if code == http.StatusOK {
+			return fmt.Errorf("still running: %.200s", body)
+		}
+		_, body = call("GET", "/api/runs/1", "")
+		return json.Unmarshal([]byte(body), &run)
+	})
+	if run.State != "done" || run.Error != "" {
+		t.Errorf("db-latency from the local lab's page: %s %q, want done; its log:\n%s", run.State, run.Error, strings.Join(run.Log, "\n"))
 	}
 
 	// Prometheus scrapes all five targets, and has the lab's rules.

@@ -53,6 +53,7 @@ func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*f
 	fs.StringVar(&p.cfg.Prometheus, "prometheus", prom, "the lab's Prometheus, for the live charts (`URL`)")
 	fs.StringVar(&p.cfg.Background, "background", bg, "`URL` of loadtest background's -listen (GET/PUT /rate); empty: none")
 	fs.StringVar(&p.cfg.Grafana, "grafana", "http://127.0.0.1:3000", "Grafana as the browser opens it, for the page's links (`URL`)")
+	proxy := addProxyFlags(fs)
 	targets, metrics := map[string]string{}, map[string]string{}
 	fs.Func("target", "`name=URL` of a service to use instead of the lab's (repeatable; with -metrics)", nameURLFlag(targets))
 	fs.Func("metrics", "`name=URL` of a -target's /metrics on its admin listener (repeatable)", nameURLFlag(metrics))
@@ -95,6 +96,9 @@ func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*f
 			}
 			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
 		}
+	}
+	if err := proxy.apply(r); err != nil {
+		return nil, err
 	}
 	if p.cfg.Catalog, err = catalog.All(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"flag"
 	"fmt"
 	"net/url"
 	"strings"
@@ -71,5 +72,37 @@ func useLab(r *scenario.Runner, getenv func(string) string) error {
 	}
 	db = "postgres://orderlab:" + url.QueryEscape(cmp.Or(getenv("POSTGRES_PASSWORD"), "orderlab")) + "@" + db + "/orderlab?sslmode=disable"
 	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: labProxyHost, Database: db}
+	return nil
+}
+
+// proxyFlags are -dbproxy, -dbproxy-host and -lab-db: the database proxy
+// through which a run stages db_latency and db_stop, for loadtest scenario
+// and loadtest front alike.
+type proxyFlags struct{ control, host, db *string }
+
+func addProxyFlags(fs *flag.FlagSet) proxyFlags {
+	return proxyFlags{
+		control: fs.String("dbproxy", "", "`URL` of the database proxy's control API (-lab: the lab's)"),
+		db:      fs.String("lab-db", "", "`URL` of the lab's database straight, where db_stop's keyed orders are checked (-lab: the lab's Postgres)"),
+		host:    fs.String("dbproxy-host", "", "`host[:port]` by which the services' DATABASE_URL reaches the database proxy (-lab: dbproxy)"),
+	}
+}
+
+// apply sets r.DBProxy from the flags given, over what useLab set.
+func (f proxyFlags) apply(r *scenario.Runner) error {
+	if *f.control == "" && *f.host == "" && *f.db == "" {
+		return nil
+	}
+	if r.DBProxy == nil {
+		r.DBProxy = &scenario.LabProxy{Host: labProxyHost}
+	}
+	if *f.control != "" {
+		r.DBProxy.Control = &dbproxy.Client{URL: *f.control}
+	}
+	r.DBProxy.Host = cmp.Or(*f.host, r.DBProxy.Host)
+	r.DBProxy.Database = cmp.Or(*f.db, r.DBProxy.Database)
+	if r.DBProxy.Control == nil {
+		return usagef("dbproxy", "-dbproxy-host and -lab-db need -dbproxy URL (or -lab)")
+	}
 	return nil
 }

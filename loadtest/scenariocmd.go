@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/pgdb"
-	"github.com/orderlab/orderlab/loadtest/dbproxy"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/scenario"
 	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
@@ -79,9 +78,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	targets, metrics := map[string]string{}, map[string]string{}
 	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", nameURLFlag(targets))
 	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", nameURLFlag(metrics))
-	proxy := fs.String("dbproxy", "", "`URL` of the database proxy's control API (-lab: the lab's)")
-	labDB := fs.String("lab-db", "", "`URL` of the lab's database straight, where db_stop's keyed orders are checked (-lab: the lab's Postgres)")
-	proxyHost := fs.String("dbproxy-host", "", "`host[:port]` by which the services' DATABASE_URL reaches the database proxy (-lab: dbproxy)")
+	proxy := addProxyFlags(fs)
 	names, _, err := parseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
@@ -116,18 +113,8 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 		}
 		r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
 	}
-	if *proxy != "" || *proxyHost != "" || *labDB != "" {
-		if r.DBProxy == nil {
-			r.DBProxy = &scenario.LabProxy{Host: labProxyHost}
-		}
-		if *proxy != "" {
-			r.DBProxy.Control = &dbproxy.Client{URL: *proxy}
-		}
-		r.DBProxy.Host = cmp.Or(*proxyHost, r.DBProxy.Host)
-		r.DBProxy.Database = cmp.Or(*labDB, r.DBProxy.Database)
-		if r.DBProxy.Control == nil {
-			return nil, usagef("dbproxy", "-dbproxy-host and -lab-db need -dbproxy URL (or -lab)")
-		}
+	if err := proxy.apply(r); err != nil {
+		return nil, err
 	}
 	if p.todo, err = pick(names); err != nil {
 		return nil, err

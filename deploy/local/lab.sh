@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The lab without Docker, in one command (make local-lab; docs/front-page.md,
-# "Outside compose"): the three services, Prometheus with the lab's rules
-# (deploy/local/prometheus.yml), the background load and the front page, as
-# processes on this machine sharing one ADMIN_TOKEN. It prints the page's
+# "Outside compose"): the three services behind the lab's database proxy,
+# Prometheus with the lab's rules (deploy/local/prometheus.yml), the
+# background load and the front page, as processes on this machine sharing
+# one ADMIN_TOKEN. It prints the page's
 # URL and runs until Ctrl-C (or SIGTERM), which stops everything in order:
 # the page first (a run in progress puts its knobs back while the services
 # still answer), then the background load, then Prometheus and the services.
@@ -10,8 +11,9 @@
 # Environment:
 #   BIN              the binaries: unbounded, semaphore, pipeline, loadtest,
 #                    prometheus (default ./bin: make build tools)
-#   DATABASE_URL     the services' Postgres (default: the local one,
-#                    postgres@127.0.0.1:5432, as make run)
+#   DATABASE_URL     the services' Postgres, as a postgres:// URL (default:
+#                    the local one, postgres@127.0.0.1:5432, as make run);
+#                    the services reach it through the proxy
 #   ADMIN_TOKEN      the services', the background load's and the page's
 #                    knob token (default orderlab-admin, as compose's)
 #   BACKGROUND_RATE  requests per second to each service (default 4)
@@ -20,7 +22,8 @@
 #   LOCAL_LAB_HOST   the loopback address everything listens on (default
 #                    127.0.0.1)
 # Ports: the page 8080; the services 8081-8083, admin 9091-9093 (make run's);
-# Prometheus 9090; the background load 9095.
+# Prometheus 9090; the database proxy 5434, its control API 9094 (compose's);
+# the background load 9095.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,6 +37,16 @@ for b in unbounded semaphore pipeline loadtest prometheus; do
 	[ -x "$bin/$b" ] || { echo "local-lab: no $bin/$b (make build tools)" >&2; exit 2; }
 done
 command -v curl >/dev/null || { echo "local-lab: curl is needed to wait for each process" >&2; exit 2; }
+
+db=${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
+# The database's host:port, after the scheme and any user:password@.
+upstream=$(printf '%s' "$db" | sed -nE 's#^postgres(ql)?://([^@/]*@)?([^/?]+).*#\3#p')
+if [ -z "$upstream" ]; then
+	echo "local-lab: DATABASE_URL must be a postgres:// URL (the services reach it through the database proxy)" >&2
+	exit 2
+fi
+case $upstream in *:*) ;; *) upstream=$upstream:5432 ;; esac
+proxied=$(printf '%s' "$db" | sed -E "s#^(postgres(ql)?://([^@/]*@)?)[^/?]+#\1$host:5434#")
 
 rm -rf "$dir/prometheus"
 mkdir -p "$dir/logs" "$dir/prometheus" "$dir/front"
@@ -78,6 +91,7 @@ stop_all() {
 	stop front
 	stop background
 	stop prometheus unbounded semaphore pipeline
+	stop dbproxy
 }
 trap stop_all EXIT
 trap 'exit 130' INT
@@ -114,10 +128,15 @@ ready() {
 	exit 1
 }
 
-# The services on 808N (admin 909N), N = 1, 2, 3.
+# The database proxy (compose's profile dbproxy): db-latency and db-restart
+# stage their faults there.
+start dbproxy "$bin/loadtest" dbproxy -listen "$host:5434" -upstream "$upstream" -control "$host:9094"
+ready dbproxy "http://$host:9094/healthz"
+
+# The services on 808N (admin 909N), N = 1, 2, 3, through the proxy.
 services=(unbounded semaphore pipeline)
 for i in 0 1 2; do
-	start "${services[$i]}" env HTTP_ADDR="$host:808$((i + 1))" ADMIN_ADDR="$host:909$((i + 1))" "$bin/${services[$i]}"
+	start "${services[$i]}" env DATABASE_URL="$proxied" HTTP_ADDR="$host:808$((i + 1))" ADMIN_ADDR="$host:909$((i + 1))" "$bin/${services[$i]}"
 done
 for i in 0 1 2; do
 	ready "${services[$i]}" "http://$host:808$((i + 1))/readyz"
@@ -142,12 +161,13 @@ for i in 0 1 2; do
 	targets+=(-target "${services[$i]}=http://$host:808$((i + 1))" -metrics "${services[$i]}=http://$host:909$((i + 1))/metrics")
 done
 start front "$bin/loadtest" front -listen "$host:8080" -out "$dir/front" -prometheus "http://$host:9090" \
-	-background "http://$host:9095" "${targets[@]}"
+	-background "http://$host:9095" -dbproxy "http://$host:9094" -dbproxy-host "$host:5434" -lab-db "$db" "${targets[@]}"
 ready front "http://$host:8080/api/config"
 
 cat <<EOF
 local-lab: the front page is on http://$host:8080
-  Prometheus http://$host:9090; the services http://$host:8081-8083 (admin 9091-9093); background load $rate/s each
+  Prometheus http://$host:9090; the services http://$host:8081-8083 (admin 9091-9093), through the
+  database proxy $host:5434 (control 9094) to $upstream; background load $rate/s each
   ADMIN_TOKEN=$ADMIN_TOKEN for all of them; logs and reports under $dir
   Ctrl-C stops everything.
 EOF
