@@ -134,6 +134,13 @@ func (run *labRun) frontPage(t *testing.T) {
 	  const names = ((o.series[0] || {}).markLine || {data: []}).data.map((d) => d.label && d.label.formatter);
 	  return names[0] === "run" && names[1] === "orders";
 	})()`, 15*time.Second)
+	// The picture of a run in progress shows some of its own load: the
+	// charts reach 8 s past the phase's mark (they begin 30 s before the run).
+	wait("8 s of the phase on the charts", `(() => {
+	  const o = echarts.getInstanceByDom(document.querySelector("#charts .chart")).getOption();
+	  const d = ((o.series[0] || {}).markLine || {data: []}).data;
+	  return d.length > 1 && o.xAxis[0].max - d[1].xAxis >= 8000;
+	})()`, 30*time.Second)
 	shot("front-run.png", "#run-view")
 
 	// The verdict table, then the report the link opens.

@@ -43,7 +43,7 @@ var liveCharts = []liveChart{
 	{ID: "answers", Title: "Answers per second, by status", Unit: "/s", Queries: []liveQuery{
 		{`sum by (job, code) (rate(orderlab_http_request_duration_seconds_count{job=~"$JOBS", ` + apiRoutes + `}[$W]))`, "code"},
 	}},
-	{ID: "orders", Title: "Committed orders per second, and the pool's bound", Unit: "/s", Queries: []liveQuery{
+	{ID: "orders", Title: "Committed orders/s vs the pool's bound", Unit: "/s", Queries: []liveQuery{
 		{`sum by (job) (rate(orderlab_orders_created_total{job=~"$JOBS"}[$W]))`, "committed"},
 		{`job:orderlab_db_pool_littles_law_bound:rate1m{job=~"$JOBS"}`, "pool bound"},
 	}},

@@ -268,9 +268,11 @@ async function refreshSeries(run) {
   if (!note.hidden) note.textContent = `Some charts are missing: ${s.errors.join("; ")}`;
   const services = ordered(Object.keys(s.services));
   chartsFor(services, s.charts);
-  // A line at the run's start, and one at each phase's (its knobs applied), named.
-  const marks = [{ xAxis: new Date(run.started_at).getTime(), label: { formatter: "run", position: "start" } },
-    ...(run.phase_starts || []).map((p) => ({ xAxis: new Date(p.at).getTime(), label: { formatter: p.name } }))];
+  // A line at the run's start, and one at each phase's (its knobs applied), named along the
+  // line inside the plot: the run's at the bottom, the phases' at the top, clear of the axes'
+  // labels and of each other when a phase starts a moment after the run.
+  const marks = [{ xAxis: new Date(run.started_at).getTime(), label: { formatter: "run", position: "insideStartTop" } },
+    ...(run.phase_starts || []).map((p) => ({ xAxis: new Date(p.at).getTime(), label: { formatter: p.name, position: "insideEndTop" } }))];
   for (const svc of services) {
     for (const c of s.charts) {
       const chart = state.charts[`${svc}/${c.id}`];
