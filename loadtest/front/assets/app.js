@@ -220,7 +220,9 @@ function drawVerdict(pic) {
       { name: "successes/s", type: "bar", xAxisIndex: 0, yAxisIndex: 0, data: ok, label: { show: true, position: "top", fontSize: 10 } },
       { name: "bound/s", type: "line", xAxisIndex: 0, yAxisIndex: 0, data: bound, lineStyle: { type: "dashed" }, symbol: "rect" },
       { name: "p99 ms", type: "bar", xAxisIndex: 1, yAxisIndex: 1, data: p99, label: { show: true, position: "top", fontSize: 10 } },
-      { name: "p99 target ms", type: "line", xAxisIndex: 1, yAxisIndex: 1, data: target, lineStyle: { type: "dashed" }, symbol: "rect" },
+      // Each target a bar's width of line at its height: the targets of neighbouring bars
+      // are seldom both set, and a lone point drew as a dot lost in the bar's label.
+      { name: "p99 target ms", type: "line", xAxisIndex: 1, yAxisIndex: 1, data: target, lineStyle: { type: "dashed" }, symbol: "rect", symbolSize: [30, 3] },
       ...Object.keys(status).sort().map((code) => ({ name: code, type: "bar", stack: "status", xAxisIndex: 2, yAxisIndex: 2, data: status[code] })),
     ],
   });
