@@ -65,6 +65,7 @@ phases:
   - name: orders
     request: {method: POST, path: /orders}
     load: {mode: closed, concurrency: 2, duration: 1s}
+    bound: {concurrency: 4, hold: 2ms, what: "pool 4 / 2 ms"}
 expect:
   - target: semaphore
     says: orders succeed

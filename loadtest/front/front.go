@@ -41,6 +41,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -235,4 +236,13 @@ func decode(r *http.Request, v any) error {
 		return errors.New("more than one JSON value")
 	}
 	return nil
+}
+
+// remoteHost is the host of r's remote address, without its port: who
+// started an unnamed run.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }

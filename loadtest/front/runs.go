@@ -30,7 +30,7 @@ type Run struct {
 	Number   int    `json:"number"`
 	Title    string `json:"title"`
 	Quick    bool   `json:"quick"`
-	By       string `json:"by"` // the name given, or the remote address
+	By       string `json:"by"` // the name given, or "someone at" the remote host
 	State    string `json:"state"`
 	// StartedAt and EndsAt (planned: the load of every phase, knob changes
 	// not counted), EndedAt once it ended.
@@ -73,6 +73,9 @@ type Phase struct {
 type PhaseStart struct {
 	Name string    `json:"name"`
 	At   time.Time `json:"at"`
+	// BoundRPS is the phase's Little's-law bound at the size that runs
+	// (quick or full); 0 when the phase states none.
+	BoundRPS float64 `json:"bound_rps,omitempty"`
 }
 
 // Links are a run's report and result, served by the page.
@@ -88,6 +91,8 @@ type runState struct {
 	files  scenario.Files
 	cancel context.CancelFunc
 	done   chan struct{}
+	// bounds is each phase's bound at the size that runs, by index.
+	bounds []float64
 	log    logTail
 }
 
@@ -146,7 +151,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		by = by[:64]
 	}
 	if by == "" {
-		by = r.RemoteAddr
+		by = "someone at " + remoteHost(r)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,8 +177,13 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	rs.run = Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: run.Title, Quick: req.Quick, By: by,
 		State: StateRunning, StartedAt: now, EndsAt: now.Add(run.Planned(req.Quick)), Board: s.cfg.Runner.Board,
 		Fix: sc.Fix, PhaseStarts: []PhaseStart{}}
-	for _, p := range sc.Phases {
+	for _, p := range run.Phases {
 		rs.run.Phases = append(rs.run.Phases, p.Name)
+		b := 0.0
+		if p.Bound != nil {
+			b = p.Bound.RPS()
+		}
+		rs.bounds = append(rs.bounds, b)
 	}
 	for _, e := range run.Expect {
 		who := e.Target
@@ -210,7 +220,11 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 			p.EndsAt = now.Add(ev.Planned)
 		}
 		rs.run.Phase = p
-		rs.run.PhaseStarts = append(rs.run.PhaseStarts, PhaseStart{Name: ev.Phase, At: now})
+		ps := PhaseStart{Name: ev.Phase, At: now}
+		if ev.Index >= 0 && ev.Index < len(rs.bounds) {
+			ps.BoundRPS = rs.bounds[ev.Index]
+		}
+		rs.run.PhaseStarts = append(rs.run.PhaseStarts, ps)
 	}
 	res, files, err := func() (res *scenario.Result, files scenario.Files, err error) {
 		defer func() {

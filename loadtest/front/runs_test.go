@@ -78,8 +78,8 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	if code, body := f.call("POST", "/api/runs", startRequest{Scenario: "short", Quick: true}, &run); code != http.StatusAccepted {
 		t.Fatalf("start: %d %s", code, body)
 	}
-	if !strings.HasPrefix(run.By, "127.0.0.1:") {
-		t.Errorf("by %q, want the remote address when no name is given", run.By)
+	if run.By != "someone at 127.0.0.1" {
+		t.Errorf("by %q, want the remote host when no name is given", run.By)
 	}
 	done := f.waitRun(run.ID, "the run's end", func(r Run) error {
 		if r.State == StateRunning || r.State == StateStopping {
@@ -106,6 +106,12 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	}
 	if ps := done.PhaseStarts; len(ps) != 1 || ps[0].Name != "orders" || ps[0].At.Before(done.StartedAt) || ps[0].At.After(*done.EndedAt) {
 		t.Errorf("phase starts %+v, want the one phase's, within the run (%v to %v)", ps, done.StartedAt, done.EndedAt)
+	}
+	// The live chart's bound line is the bound of the size that ran.
+	sc, _ := f.srv.find("short")
+	quick, full := scenario.Quick(sc).Phases[0].Bound.RPS(), sc.Phases[0].Bound.RPS()
+	if ps := done.PhaseStarts; len(ps) != 1 || ps[0].BoundRPS != quick || quick == full {
+		t.Errorf("phase starts %+v: want the quick bound %.0f/s (full size: %.0f/s)", ps, quick, full)
 	}
 	if done.Fix != "nothing to fix" || len(done.Explanation) != 3 {
 		t.Errorf("fix %q, explanation %q", done.Fix, done.Explanation)

@@ -256,6 +256,22 @@ function chartsFor(services, charts) {
   }
 }
 
+// boundLine is the run's bound as a step line: each phase's bound, at the size that runs, from
+// its start to the next phase's (or to `to`); a phase without one breaks the line. Null when no
+// phase states a bound.
+function boundLine(run, to) {
+  const starts = run.phase_starts || [];
+  if (!starts.some((p) => p.bound_rps)) return null;
+  const points = [];
+  starts.forEach((p, i) => {
+    const from = new Date(p.at).getTime();
+    const end = i + 1 < starts.length ? new Date(starts[i + 1].at).getTime() : (run.ended_at ? new Date(run.ended_at).getTime() : to);
+    const v = p.bound_rps || null;
+    points.push([from, v], [end, v], [end, null]);
+  });
+  return { name: "the run's bound", points, dashed: true };
+}
+
 async function refreshSeries(run) {
   const r = await api("GET", `/api/runs/${run.id}/series`);
   const note = $("#charts-note");
@@ -279,21 +295,22 @@ async function refreshSeries(run) {
     for (const c of s.charts) {
       const chart = state.charts[`${svc}/${c.id}`];
       if (!chart) continue;
-      const lines = s.services[svc][c.id] || [];
+      const lines = [...(s.services[svc][c.id] || [])];
+      if (c.id === "orders") {
+        const b = boundLine(run, new Date(s.to).getTime());
+        if (b) lines.push(b);
+      }
       chart.setOption({
         animation: false,
         title: { text: c.title, textStyle: { fontSize: 12 } },
         tooltip: { trigger: "axis" },
         legend: { top: 18, textStyle: { fontSize: 10 } },
-        grid: { left: 48, right: lines.some((l) => l.name === "pool bound") ? 48 : 8, top: 48, bottom: 24 },
+        grid: { left: 48, right: 8, top: 48, bottom: 24 },
         xAxis: { type: "time", min: new Date(s.from).getTime(), max: new Date(s.to).getTime(), splitNumber: 3,
           axisLabel: { formatter: (v) => clock(v), hideOverlap: true, fontSize: 10 } },
-        // The bound on an axis of its own: its 2,000/s would flatten an idle service's committed line.
-        yAxis: [{ type: "value", name: c.unit, nameTextStyle: { fontSize: 10 } },
-          { type: "value", name: "bound", show: lines.some((l) => l.name === "pool bound"), splitLine: { show: false }, nameTextStyle: { fontSize: 10 } }],
+        yAxis: { type: "value", name: c.unit, nameTextStyle: { fontSize: 10 } },
         series: lines.map((l, i) => ({ name: l.name, type: "line", showSymbol: false, data: l.points,
-          yAxisIndex: l.name === "pool bound" ? 1 : 0,
-          lineStyle: l.name === "pool bound" ? { type: "dashed" } : undefined,
+          lineStyle: l.dashed ? { type: "dashed" } : undefined,
           markLine: i === 0 ? { symbol: "none", silent: true, label: { fontSize: 9 }, lineStyle: { color: "#888" }, data: marks } : undefined })),
       }, true);
     }
