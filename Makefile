@@ -118,7 +118,7 @@ pgcheck:
 test: chromium pgbouncer pgcheck ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
 	@$(MAKE) --no-print-directory -j3 $(BIN)/promtool $(BIN)/prometheus $(BIN)/postgres_exporter test-build vet
 	@$(MAKE) --no-print-directory rules-test
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter $(GO) test -race -count=1 -timeout 20m ./...
+	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter $(GO) test -race -count=1 -timeout 30m ./...
 
 .PHONY: vet test-build
 vet:

@@ -19,11 +19,49 @@ import (
 // leaves the knobs as they were. A missed expectation is the run's answer,
 // not a failure; a run that does not finish is.
 func TestEveryStageableScenarioRunsQuickFromThePage(t *testing.T) {
+	all, stageable := stageableScenarios(t)
+	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
+	runEach(t, f, stageable, func(s scenario.Scenario, done Run) {})
+}
+
+// TestEveryStageableScenarioStagesAtFullSizeFromThePage: the same at full
+// size: every pool, dependent knob, client count, rate and bound as the
+// scenario states it, so that a knob the services refuse at full size
+// (a pipeline's workers above its pool, say) fails here. Only the time is
+// cut: each scenario is given a quick factor of 1, which shortens its
+// phases to a few seconds (a db_stop phase keeps its outage) and shrinks
+// nothing; each phase's bound on the page is the full-size one.
+func TestEveryStageableScenarioStagesAtFullSizeFromThePage(t *testing.T) {
+	all, stageable := stageableScenarios(t)
+	for i := range all {
+		all[i].QuickFactor = 1
+	}
+	for i := range stageable {
+		stageable[i].QuickFactor = 1
+	}
+	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
+	runEach(t, f, stageable, func(s scenario.Scenario, done Run) {
+		if done.Title != s.Title {
+			t.Errorf("%s: title %q, want the full-size %q", s.Name, done.Title, s.Title)
+		}
+		for i, p := range s.Phases {
+			if p.Bound == nil || i >= len(done.PhaseStarts) {
+				continue
+			}
+			if got := done.PhaseStarts[i].BoundRPS; got != p.Bound.RPS() {
+				t.Errorf("%s, phase %s: bound %.0f/s, want the full-size %.0f/s (%s)", s.Name, p.Name, got, p.Bound.RPS(), p.Bound.What)
+			}
+		}
+	})
+}
+
+// stageableScenarios is the catalog and those of it the lab can stage.
+func stageableScenarios(t *testing.T) (all, stageable []scenario.Scenario) {
+	t.Helper()
 	all, err := catalog.All()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stageable []scenario.Scenario
 	for _, s := range all {
 		if ok, _ := scenario.InLab(s); ok {
 			stageable = append(stageable, s)
@@ -32,12 +70,20 @@ func TestEveryStageableScenarioRunsQuickFromThePage(t *testing.T) {
 	if len(stageable) < len(all)/2 {
 		t.Fatalf("%d of %d scenarios can be staged in the lab", len(stageable), len(all))
 	}
-	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
+	return all, stageable
+}
+
+// runEach starts each scenario from f's page in quick mode, one after the
+// other, and requires each to end done, with no error, its report, a
+// verdict for each expectation and a start for each phase; check looks at
+// what is particular to the test. The knobs must be back at the end.
+func runEach(t *testing.T, f *fixture, scenarios []scenario.Scenario, check func(s scenario.Scenario, done Run)) {
+	t.Helper()
 	before := map[string]map[string]string{}
 	for _, svc := range scenario.Services {
 		before[svc] = f.knobs(svc)
 	}
-	for _, s := range stageable {
+	for _, s := range scenarios {
 		var run Run
 		if code, body := f.call("POST", "/api/runs", startRequest{Scenario: s.Name, Quick: true, By: "test"}, &run); code != http.StatusAccepted {
 			t.Errorf("%s: start: %d %s", s.Name, code, body)
@@ -62,6 +108,7 @@ func TestEveryStageableScenarioRunsQuickFromThePage(t *testing.T) {
 		for _, v := range done.Verdicts {
 			t.Logf("   %s %s: %s %v", v.Mark, v.Target, v.SLO, v.Measured)
 		}
+		check(s, done)
 	}
 	for _, svc := range scenario.Services {
 		if got := f.knobs(svc); !maps.Equal(got, before[svc]) {
