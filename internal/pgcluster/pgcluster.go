@@ -38,15 +38,18 @@ type Cluster struct {
 	// postgres), as pgdb.Create expects of an admin URL.
 	URL string
 
-	bin    string   // directory of initdb, pg_ctl, postgres
-	asUser []string // "runuser -u postgres --" as root, else nothing
+	bin      string   // directory of initdb, pg_ctl, postgres
+	asUser   []string // "runuser -u postgres --" as root, else nothing
+	settings []string // the server's settings beyond the defaults, "name=value"
 }
 
 // New initialises a cluster in a new temporary directory and starts it on
 // a free loopback port. It fails when no PostgreSQL binaries are found
 // (BinDir). Settings are for tests: trust authentication, fsync off (the
-// data need not survive a machine crash, only a server restart).
-func New(ctx context.Context) (*Cluster, error) {
+// data need not survive a machine crash, only a server restart),
+// max_connections 100; settings ("max_connections=200") are given to the
+// server after these, on every start.
+func New(ctx context.Context, settings ...string) (*Cluster, error) {
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -62,7 +65,7 @@ func New(ctx context.Context) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{
-		Dir: dir, Port: port, bin: bin,
+		Dir: dir, Port: port, bin: bin, settings: settings,
 		URL: fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port),
 	}
 	if os.Geteuid() == 0 {
@@ -92,6 +95,9 @@ func (c *Cluster) Log() string { return filepath.Join(c.Dir, "postgres.log") }
 // Start starts the server and waits until it accepts connections.
 func (c *Cluster) Start(ctx context.Context) error {
 	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100", c.Port, c.Dir)
+	for _, s := range c.settings {
+		opts += " -c " + s
+	}
 	return c.run(ctx, "pg_ctl", "-D", c.data(), "-l", c.Log(), "-o", opts, "-w", "-t", "60", "start")
 }
 

@@ -14,11 +14,12 @@ import (
 
 // A cluster of its own: it answers, a fast stop ends its sessions with
 // FATAL 57P01, it refuses connections while stopped, it keeps committed data
-// across a restart, and Destroy leaves nothing behind.
+// and the settings it was given across a restart, and Destroy leaves
+// nothing behind.
 func TestClusterStopStartKeepsData(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := New(ctx)
+	c, err := New(ctx, "max_connections=150")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +62,10 @@ func TestClusterStopStartKeepsData(t *testing.T) {
 	var v int
 	if err := again.QueryRow(ctx, "SELECT v FROM t").Scan(&v); err != nil || v != 42 {
 		t.Errorf("after the restart: %d, %v; want the committed 42", v, err)
+	}
+	var max string
+	if err := again.QueryRow(ctx, "SHOW max_connections").Scan(&max); err != nil || max != "150" {
+		t.Errorf("max_connections after the restart = %q, %v; want the 150 it was given", max, err)
 	}
 }
 

@@ -80,12 +80,13 @@ func NewOn(t testing.TB, adminURL string) string {
 // NewCluster starts a throwaway PostgreSQL cluster of t's own (initdb and
 // pg_ctl, see pgcluster), for a test that stops or restarts its server. It
 // is destroyed when t ends. It fails t when no PostgreSQL binaries are
-// installed. Tests that can share one should: initdb takes seconds.
-func NewCluster(t testing.TB) *pgcluster.Cluster {
+// installed. Tests that can share one should: initdb takes seconds. settings
+// are the server's beyond pgcluster's defaults ("max_connections=200").
+func NewCluster(t testing.TB, settings ...string) *pgcluster.Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := pgcluster.New(ctx)
+	c, err := pgcluster.New(ctx, settings...)
 	if err != nil {
 		t.Fatalf("start a throwaway Postgres cluster: %v", err)
 	}

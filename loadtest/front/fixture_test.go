@@ -133,7 +133,11 @@ func startFixture(t *testing.T, cfg fixtureConfig) *fixture {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	db := pgtest.New(t)
+	// A server of the services' own, sized as the lab's is (compose.yaml's
+	// max_connections): at full size three pools, each beside the one it
+	// replaces while a knob changes, want more connections than a server
+	// shared with the other packages' tests can spare.
+	db := pgtest.NewOn(t, pgtest.NewCluster(t, "max_connections=200").URL)
 	runner := scenario.Runner{Token: token, Out: t.TempDir(), Pause: 50 * time.Millisecond,
 		Board: "http://grafana.test/d/orderlab-pool-starvation", Endpoints: map[string]scenario.Endpoint{}}
 	servicesDB := db
