@@ -33,11 +33,10 @@ func TestEveryStageableScenarioRunsQuickFromThePage(t *testing.T) {
 // nothing; each phase's bound on the page is the full-size one.
 func TestEveryStageableScenarioStagesAtFullSizeFromThePage(t *testing.T) {
 	all, stageable := stageableScenarios(t)
-	for i := range all {
-		all[i].QuickFactor = 1
-	}
-	for i := range stageable {
-		stageable[i].QuickFactor = 1
+	for _, ss := range [][]scenario.Scenario{all, stageable} {
+		for i := range ss {
+			ss[i].QuickFactor = 1
+		}
 	}
 	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
 	runEach(t, f, stageable, func(s scenario.Scenario, done Run) {

@@ -91,8 +91,6 @@ type runState struct {
 	files  scenario.Files
 	cancel context.CancelFunc
 	done   chan struct{}
-	// bounds is each phase's bound at the size that runs, by index.
-	bounds []float64
 	log    logTail
 }
 
@@ -179,11 +177,6 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		Fix: sc.Fix, PhaseStarts: []PhaseStart{}}
 	for _, p := range run.Phases {
 		rs.run.Phases = append(rs.run.Phases, p.Name)
-		b := 0.0
-		if p.Bound != nil {
-			b = p.Bound.RPS()
-		}
-		rs.bounds = append(rs.bounds, b)
 	}
 	for _, e := range run.Expect {
 		who := e.Target
@@ -220,11 +213,7 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 			p.EndsAt = now.Add(ev.Planned)
 		}
 		rs.run.Phase = p
-		ps := PhaseStart{Name: ev.Phase, At: now}
-		if ev.Index >= 0 && ev.Index < len(rs.bounds) {
-			ps.BoundRPS = rs.bounds[ev.Index]
-		}
-		rs.run.PhaseStarts = append(rs.run.PhaseStarts, ps)
+		rs.run.PhaseStarts = append(rs.run.PhaseStarts, PhaseStart{Name: ev.Phase, At: now, BoundRPS: ev.BoundRPS})
 	}
 	res, files, err := func() (res *scenario.Result, files scenario.Files, err error) {
 		defer func() {

@@ -45,8 +45,9 @@ var liveCharts = []liveChart{
 	}},
 	// The page draws the run's bound over this line, phase by phase, from
 	// Run.PhaseStarts: the bound of the knobs the run applied, the one its
-	// verdicts are judged against (the recorded Little's-law bound divides
-	// the pool by the hold time seen, which an idle service makes tiny).
+	// verdicts are judged against. The recorded Little's-law bound is not
+	// drawn: it divides the pool by the hold time seen, and an idle
+	// service's short holds put it in the thousands.
 	{ID: "orders", Title: "Committed orders/s vs the run's bound", Unit: "/s", Queries: []liveQuery{
 		{`sum by (job) (rate(orderlab_orders_created_total{job=~"$JOBS"}[$W]))`, "committed"},
 	}},

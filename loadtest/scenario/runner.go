@@ -75,7 +75,10 @@ type PhaseEvent struct {
 	// Planned is the phase's load over every target with the pauses between
 	// them (Phase.Planned); 0 when not known ahead (a burst, a request count).
 	Planned time.Duration
-	Err     error // Ended: why the phase stopped the run, if it did
+	// BoundRPS is the phase's Little's-law bound at the size that runs,
+	// quick or full; 0 when it states none.
+	BoundRPS float64
+	Err      error // Ended: why the phase stopped the run, if it did
 }
 
 // DefaultScrape is the interval between scrapes of a service's metrics
@@ -154,6 +157,9 @@ func (r *Runner) phase(ctx context.Context, st stager, s Scenario, res *Result, 
 	// The phase starts for Progress once its knobs show, when its load is
 	// about to begin.
 	ev, began := PhaseEvent{Phase: p.Name, Index: i, Of: len(s.Phases), Repetition: rep, Planned: p.Planned(len(s.Targets), pause)}, false
+	if p.Bound != nil {
+		ev.BoundRPS = p.Bound.RPS()
+	}
 	begin := func() {
 		if r.Progress != nil {
 			r.Progress(ev)
@@ -167,11 +173,7 @@ func (r *Runner) phase(ctx context.Context, st stager, s Scenario, res *Result, 
 		}
 	}()
 	if rep == 0 {
-		pr := PhaseResult{Name: p.Name}
-		if p.Bound != nil {
-			pr.BoundRPS = p.Bound.RPS()
-		}
-		res.Phases = append(res.Phases, pr)
+		res.Phases = append(res.Phases, PhaseResult{Name: p.Name, BoundRPS: ev.BoundRPS})
 	}
 	pr := &res.Phases[i]
 	if p.Tasks != nil {
