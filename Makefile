@@ -231,7 +231,7 @@ bench-loadtest: $(BIN)/vegeta ## loadtest vs wrk (closed) and vs vegeta at the s
 BENCH_ADMISSION_ARGS ?=
 .PHONY: bench-admission
 bench-admission: build ## server CPU per 429 against per GET /livez and per bare net/http answer, on a saturated semaphore service (target: at most 1.5x bare)
-	$(GO) build -o $(BIN)/benchadmission ./loadtest/internal/benchadmission
+	$(GO) build -o $(BIN)/benchadmission ./lab/internal/benchadmission
 	@if command -v taskset >/dev/null && [ "$$(nproc)" -ge 2 ]; then \
 	  taskset -c 0 $(BIN)/benchadmission -bin $(BIN) -server-cpu 1 $(BENCH_ADMISSION_ARGS); \
 	else $(BIN)/benchadmission -bin $(BIN) $(BENCH_ADMISSION_ARGS); fi
@@ -347,4 +347,4 @@ front-pictures: $(BIN)/prometheus $(BIN)/postgres_exporter chromium ## the front
 BENCH_TASKS_ARGS ?=
 .PHONY: bench
 bench: ## scenario 4 and 10 benchmarks: 100,000 jobs of 50 ms, goroutines vs pools; CPU-bound parity
-	$(GO) test -run '^$$' -bench 'HundredThousandTasks|CPUBound' -benchtime 1x -count 1 ./loadtest/tasks $(BENCH_TASKS_ARGS)
+	$(GO) test -run '^$$' -bench 'HundredThousandTasks|CPUBound' -benchtime 1x -count 1 ./lab/tasks $(BENCH_TASKS_ARGS)

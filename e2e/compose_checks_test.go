@@ -205,7 +205,7 @@ func checkFront(t *testing.T, project *types.Project) {
 		t.Errorf("front: POSTGRES_PASSWORD=%q, Postgres has %q: db-restart from the page reads the lab's orders table", pw, want)
 	}
 	// A run stopped by SIGTERM puts its knobs back, each waited for up to
-	// 15 s a service (loadtest/scenario, knobWait): Docker's default 10 s is too short.
+	// 15 s a service (lab/scenario, knobWait): Docker's default 10 s is too short.
 	if g := s.StopGracePeriod; g == nil || time.Duration(*g) < 45*time.Second {
 		t.Errorf("front: stop_grace_period %v, want at least 45 s for a stopped run's restore", g)
 	}

@@ -36,7 +36,7 @@
 //     lab_rules_test.go (recording rules, the starvation signal, alerts),
 //     lab_traces_test.go (spans, and the provisioned exemplar link into
 //     Jaeger), lab_scenario_test.go (the database proxy, scenario -lab).
-//   - What TestLab runs: the services through loadtest/lab, as a scenario
+//   - What TestLab runs: the services through lab/local, as a scenario
 //     does; prometheus_test.go (its config and a client of its API);
 //     jaeger_test.go (JAEGER set); overload_test.go (the loadtest binary);
 //     fakegrafana_test.go (the annotation API loadtest writes to);

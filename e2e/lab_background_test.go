@@ -14,7 +14,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"github.com/orderlab/orderlab/internal/proc"
-	"github.com/orderlab/orderlab/loadtest/lab"
+	"github.com/orderlab/orderlab/lab/local"
 )
 
 // backgroundAlone is how long the background load runs alone before the
@@ -25,7 +25,7 @@ const backgroundAlone = 30 * time.Second
 // command and environment as compose.yaml gives them, with each service URL
 // pointed at the local service and its listener at a free loopback port,
 // which it returns. It stops when the test ends.
-func startBackground(t *testing.T, project *types.Project, bins string, services map[string]*lab.Service) string {
+func startBackground(t *testing.T, project *types.Project, bins string, services map[string]*local.Service) string {
 	t.Helper()
 	svc, ok := project.Services["background"]
 	if !ok {

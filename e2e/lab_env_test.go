@@ -50,7 +50,7 @@ var labServiceVars = map[string]map[string]string{
 
 // labAddrKeys are the environment variables that say where a service
 // listens and what it reaches: the e2e points them at local processes
-// (loadtest/lab sets the first three).
+// (lab/local sets the first three).
 var labAddrKeys = []string{"DATABASE_URL", "HTTP_ADDR", "ADMIN_ADDR", "OTEL_EXPORTER_OTLP_ENDPOINT"}
 
 // loadComposeVars loads compose.yaml as loadCompose does, with vars as

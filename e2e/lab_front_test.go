@@ -16,8 +16,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/orderlab/orderlab/internal/proc"
-	"github.com/orderlab/orderlab/loadtest/knobs"
-	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
+	"github.com/orderlab/orderlab/lab/knobs"
+	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
 // frontShots, when set, is the directory the front page's screenshots are

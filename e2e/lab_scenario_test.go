@@ -23,10 +23,10 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/orderlab/orderlab/internal/proc"
-	"github.com/orderlab/orderlab/loadtest/dbproxy"
-	"github.com/orderlab/orderlab/loadtest/knobs"
-	"github.com/orderlab/orderlab/loadtest/scenario"
-	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
+	"github.com/orderlab/orderlab/lab/dbproxy"
+	"github.com/orderlab/orderlab/lab/knobs"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
 // labProxy is the lab's database proxy (compose profile dbproxy) as the e2e

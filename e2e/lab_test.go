@@ -15,7 +15,7 @@ import (
 	"github.com/orderlab/orderlab/internal/otlptest"
 	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/internal/proc"
-	"github.com/orderlab/orderlab/loadtest/lab"
+	"github.com/orderlab/orderlab/lab/local"
 )
 
 var labLoad = overload{clients: 100, duration: 15 * time.Second, dbDelay: "50ms"}
@@ -28,7 +28,7 @@ type labRun struct {
 	api      promAPI
 	boards   map[string]board
 	targets  []boardTarget // every panel query of every board
-	services map[string]*lab.Service
+	services map[string]*local.Service
 	otlp     *otlptest.Receiver
 	jaeger   *labJaeger // nil unless JAEGER is set
 	grafana  *fakeGrafana
@@ -105,7 +105,7 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 	run.token = composeEnv(t, project, "unbounded", "ADMIN_TOKEN")
 	var proxied string
 	run.proxy, proxied = startDBProxy(t, project, bins, dbURL)
-	run.services = map[string]*lab.Service{}
+	run.services = map[string]*local.Service{}
 	scrape := map[string]string{} // compose service name -> local address
 	for _, name := range modelServices {
 		s := startService(t, ctx, bins, name, proxied, run.otlp.URL)
@@ -153,8 +153,8 @@ func (run *labRun) overload(t *testing.T) {
 
 // startService starts one model from bins with compose's environment
 // (labServiceEnv), exporting spans to otlpURL, the way the scenario runner
-// starts it (loadtest/lab); it stops when the test ends.
-func startService(t *testing.T, ctx context.Context, bins, name, dbURL, otlpURL string) *lab.Service {
+// starts it (lab/local); it stops when the test ends.
+func startService(t *testing.T, ctx context.Context, bins, name, dbURL, otlpURL string) *local.Service {
 	t.Helper()
 	env := labServiceEnv(t, name, otlpURL)
 	if v, ok := os.LookupEnv("GOMAXPROCS"); ok { // as for every process of the run
@@ -162,7 +162,7 @@ func startService(t *testing.T, ctx context.Context, bins, name, dbURL, otlpURL 
 	}
 	logDir := t.TempDir()
 	logOnFailure(t, name, filepath.Join(logDir, name+".log"))
-	l, err := lab.Start(ctx, lab.Config{BinDir: bins, Services: []string{name}, Env: env,
+	l, err := local.Start(ctx, local.Config{BinDir: bins, Services: []string{name}, Env: env,
 		Database: dbURL, LogDir: logDir, Ready: time.Minute})
 	if err != nil {
 		t.Fatal(err)

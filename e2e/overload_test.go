@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/proc"
-	"github.com/orderlab/orderlab/loadtest/lab"
+	"github.com/orderlab/orderlab/lab/local"
 )
 
 // overload is the load of the starvation check: the same closed-loop
@@ -24,7 +24,7 @@ type overload struct {
 // runLoad runs loadtest in closed mode against one service, with
 // POSTed orders, and logs its report. GRAFANA_URL points at the fake
 // Grafana, which records the load-run annotations.
-func runLoad(ctx context.Context, t *testing.T, loadtest string, s *lab.Service, o overload, grafanaURL string) {
+func runLoad(ctx context.Context, t *testing.T, loadtest string, s *local.Service, o overload, grafanaURL string) {
 	t.Helper()
 	args := []string{
 		"closed",

@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/orderlab/orderlab/lab/background"
 	"github.com/orderlab/orderlab/loadtest/attack"
-	"github.com/orderlab/orderlab/loadtest/background"
 )
 
 // backgroundPlan is a parsed background command: the lab's background load

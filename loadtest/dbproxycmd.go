@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/faultproxy"
-	"github.com/orderlab/orderlab/loadtest/dbproxy"
+	"github.com/orderlab/orderlab/lab/dbproxy"
 )
 
 const dbproxyUsage = `usage: loadtest dbproxy [flags]

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/dbfault"
-	"github.com/orderlab/orderlab/loadtest/faults"
+	"github.com/orderlab/orderlab/lab/faults"
 )
 
 const faultsUsage = `usage: loadtest faults [flags]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/internal/ledger"
-	"github.com/orderlab/orderlab/loadtest/faults"
+	"github.com/orderlab/orderlab/lab/faults"
 )
 
 // The faults subcommand parses into its plan: every fault by default, a

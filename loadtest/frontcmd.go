@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orderlab/orderlab/loadtest/front"
-	"github.com/orderlab/orderlab/loadtest/scenario"
-	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
+	"github.com/orderlab/orderlab/lab/front"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
 const frontUsage = `usage: loadtest front [flags]

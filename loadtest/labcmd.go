@@ -7,9 +7,9 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/orderlab/orderlab/lab/dbproxy"
+	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/annotate"
-	"github.com/orderlab/orderlab/loadtest/dbproxy"
-	"github.com/orderlab/orderlab/loadtest/scenario"
 )
 
 // labEnv is set by compose on its loadtest service (compose.yaml): there

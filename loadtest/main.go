@@ -39,7 +39,7 @@ modes:
   open     -rate 2000 -d 30s URL   constant arrival rate, coordinated-omission corrected
   compare  -mode closed ... [name=URL ...]
                                    the same load against several targets, one table
-  scenario [-quick] NAME... | all  scenarios of the catalog (loadtest/scenario/catalog),
+  scenario [-quick] NAME... | all  scenarios of the catalog (lab/scenario/catalog),
                                    with JSON, Markdown and HTML results
   background -rate 4 name=URL...   the lab's gentle, endless background mix, until stopped
   front    [-listen 127.0.0.1:8080]  the lab's front page: pick a scenario, run it in the lab,

@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/pgdb"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/catalog"
 	"github.com/orderlab/orderlab/loadtest/measure"
-	"github.com/orderlab/orderlab/loadtest/scenario"
-	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
 )
 
 const scenarioUsage = `usage: loadtest scenario [flags] NAME|FILE.yaml... | all | -list | -render FILE.json
 
-Runs scenarios of the catalog (loadtest/scenario/catalog) and writes
+Runs scenarios of the catalog (lab/scenario/catalog) and writes
 OUT/<scenario>/<timestamp>.{json,md,html}. By default it starts the three
 services from -bin on free loopback ports, with each scenario's env, against
 a database it creates on -db and drops afterwards.
@@ -143,7 +143,7 @@ func pick(names []string) ([]scenario.Scenario, error) {
 
 // pickOne returns the catalog's scenario called name, or the scenario in
 // the file name when it ends in .yaml: a variant of one of the catalog's
-// (in the format of loadtest/scenario/catalog), which has no number.
+// (in the format of lab/scenario/catalog), which has no number.
 func pickOne(name string) (scenario.Scenario, error) {
 	if !strings.HasSuffix(name, ".yaml") {
 		return catalog.Get(name)

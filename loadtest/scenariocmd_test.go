@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/orderlab/orderlab/internal/pgdb"
-	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
+	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
 // TestScenarioDatabaseComesFromTheEnvironmentItIsGiven: -db defaults to

@@ -16,9 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/orderlab/orderlab/loadtest/knobs"
-	"github.com/orderlab/orderlab/loadtest/scenario"
-	"github.com/orderlab/orderlab/loadtest/scenario/catalog"
+	"github.com/orderlab/orderlab/lab/knobs"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
 // The dbproxy recipe of docs/lab-scenarios.md, run as written there

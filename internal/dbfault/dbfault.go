@@ -3,7 +3,7 @@
 // steady load of keyed orders (internal/ledger), the fault injected, held
 // and lifted, and a Summary of the answers held to the orders table. The
 // services' fault suite (services/internal/apptest), `loadtest faults`
-// (make faults) and the scenario runner's db_stop (loadtest/scenario) all
+// (make faults) and the scenario runner's db_stop (lab/scenario) all
 // run faults through it, under the names of the Catalog.
 //
 // Faults act on a Target: a throwaway cluster (internal/pgcluster), never
@@ -78,7 +78,7 @@ func Outage(hold time.Duration) Fault {
 }
 
 // ProxyOutage is Outage made by a proxy the caller drives (the running
-// lab's database proxy, loadtest/dbproxy): cut(ctx, true) closes every
+// lab's database proxy, lab/dbproxy): cut(ctx, true) closes every
 // connection between the services and Postgres and refuses new ones, as a
 // stopped Postgres does; cut(ctx, false) lets them through again after
 // hold. Postgres itself keeps running: no crash recovery, no lost

@@ -34,7 +34,7 @@ var otherVariables = map[string]string{
 	"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "telemetry.ReadTracing (wins over OTEL_EXPORTER_OTLP_ENDPOINT)",
 	"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "telemetry.ReadTracing (wins over OTEL_EXPORTER_OTLP_PROTOCOL)",
 	"PG_BINDIR":                          "internal/pgcluster",
-	"CHROMIUM":                           "the report test (loadtest/scenario)",
+	"CHROMIUM":                           "the report test (lab/scenario)",
 	"ORDERLAB_E2E":                       "make test (e2e)",
 	"PROMETHEUS":                         "make test (e2e)",
 	"JAEGER":                             "make e2e-jaeger",
@@ -54,7 +54,7 @@ var otherVariables = map[string]string{
 	"RATE":                               "the load generators' Job (deploy/kubernetes/lab/loadtest)",
 	"DURATION":                           "the load generators' Job (deploy/kubernetes/lab/loadtest)",
 	"CONNECTIONS":                        "the load generators' Job (deploy/kubernetes/lab/loadtest)",
-	"SCENARIO_SCREENSHOT":                "the report test (loadtest/scenario)",
+	"SCENARIO_SCREENSHOT":                "the report test (lab/scenario)",
 }
 
 // declared is every name a page may show as an environment variable: the

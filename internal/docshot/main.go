@@ -1,6 +1,6 @@
 // Command docshot renders one chart of a scenario's HTML report as a PNG
 // for the docs (make pictures), with the headless Chromium that the report
-// test uses (loadtest/scenario, browser_test.go): it opens the report,
+// test uses (lab/scenario, browser_test.go): it opens the report,
 // waits for the chart whose element id it is given, and screenshots that
 // element alone.
 //

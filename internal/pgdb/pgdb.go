@@ -3,7 +3,7 @@
 // default points at (DefaultURL).
 //
 // It serves two kinds of callers with the same core: the scenario runner
-// (loadtest/lab), which creates orderlab_scn_<name> at run time and checks
+// (lab/local), which creates orderlab_scn_<name> at run time and checks
 // that the server has room for a service's pool, and the tests, through
 // internal/pgtest, which adds what only a test needs (testing.TB, t.Cleanup,
 // TEST_DATABASE_URL). Keeping the SQL here, outside any test package, is

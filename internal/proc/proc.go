@@ -5,7 +5,7 @@
 // with SIGTERM and a grace period before SIGKILL; and hands out loopback
 // addresses for children to listen on without handing one out twice.
 //
-// The scenario runner uses it at run time (through loadtest/lab) and the
+// The scenario runner uses it at run time (through lab/local) and the
 // end-to-end tests use it directly, so it does not import testing. An
 // in-process server needs no address from here: it listens on port 0 and
 // keeps its listener (httptest.NewServer).

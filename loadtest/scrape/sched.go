@@ -2,7 +2,7 @@ package scrape
 
 // Scheduler is what Go's scheduler said of a run: the services export it
 // from runtime/metrics as go_sched_* (docs/metrics.md); an in-process run
-// reads runtime/metrics itself (loadtest/tasks).
+// reads runtime/metrics itself (lab/tasks).
 type Scheduler struct {
 	// LatencyP99 is the p99, over the run, of how long a goroutine that
 	// could run waited for a thread to run on: CPU contention, measured.
