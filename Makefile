@@ -103,8 +103,8 @@ pgbouncer: ## install PgBouncer (Debian's pgbouncer package) when it is missing
 
 ## ---- build, run, test ----
 .PHONY: build
-build: ## build the three services and loadtest into ./bin
-	$(GO) build -o $(BIN)/ ./services/unbounded ./services/semaphore ./services/pipeline ./loadtest
+build: ## build the three services, loadtest and lab into ./bin
+	$(GO) build -o $(BIN)/ ./services/unbounded ./services/semaphore ./services/pipeline ./loadtest ./lab
 
 .PHONY: pgcheck
 pgcheck:
@@ -308,21 +308,21 @@ SCENARIO_FLAGS = $(if $(filter 1 true yes,$(QUICK)),-quick) -count $(COUNT) -out
 
 .PHONY: scenario
 scenario: build $(if $(filter too-many-clients all,$(NAME)),pgbouncer) ## one scenario against fresh local services: make scenario NAME=burst-1000 [QUICK=1] (list: NAME=-list)
-	@test -n "$(NAME)" || { echo "scenario: set NAME (one of: $$($(BIN)/loadtest scenario -list | cut -d' ' -f1 | tr '\n' ' '))"; exit 2; }
-	$(BIN)/loadtest scenario $(SCENARIO_FLAGS) $(NAME)
+	@test -n "$(NAME)" || { echo "scenario: set NAME (one of: $$($(BIN)/lab scenario -list | cut -d' ' -f1 | tr '\n' ' '))"; exit 2; }
+	$(BIN)/lab scenario $(SCENARIO_FLAGS) $(NAME)
 
 .PHONY: scenarios
 scenarios: build pgbouncer ## all nineteen scenarios (their load alone: 31 minutes at full size, 5 with QUICK=1; on top, a fresh start of the services for most phases)
-	timeout 60m $(BIN)/loadtest scenario $(SCENARIO_FLAGS) all
+	timeout 60m $(BIN)/lab scenario $(SCENARIO_FLAGS) all
 
 # make faults [FAULTS_ARGS='-faults restart -services pipeline']: docs/reference/database-failures.md.
 FAULTS_ARGS ?=
 .PHONY: faults
 faults: build ## the database fails under load (internal/dbfault: killed backends, restart, 3 s outage, blackhole, latency, reset connections): the reliability tables of docs/reference/database-failures.md, about 4 minutes
-	$(BIN)/loadtest faults -bin $(BIN) $(FAULTS_ARGS)
+	$(BIN)/lab faults -bin $(BIN) $(FAULTS_ARGS)
 
 # The docs' pictures (docs/img/pictures.txt): each drawn from a committed
-# report's JSON (docs/results/), rendered again by `loadtest scenario
+# report's JSON (docs/results/), rendered again by `lab scenario
 # -render` into PICTURES_OUT, then one chart (or the page's top) captured as
 # a PNG by the headless Chromium of the report test (internal/docshot). No
 # load is run: a picture shows exactly the committed run its caption names.
@@ -332,7 +332,7 @@ pictures: build chromium ## the docs' pictures (docs/img/pictures.txt): charts o
 	rm -rf $(PICTURES_OUT)
 	grep -v '^#' docs/img/pictures.txt | while IFS='|' read -r report what png; do \
 	  mkdir -p "$(PICTURES_OUT)/$$(dirname $$report)" && cp "docs/results/$$report.json" "$(PICTURES_OUT)/$$report.json" && \
-	  $(BIN)/loadtest scenario -render "$(PICTURES_OUT)/$$report.json" >/dev/null && \
+	  $(BIN)/lab scenario -render "$(PICTURES_OUT)/$$report.json" >/dev/null && \
 	  if [ "$$what" = -page ]; then how=-page; else how="-title=$$what"; fi && \
 	  $(GO) run ./internal/docshot -html "$(PICTURES_OUT)/$$report.html" "$$how" -out "docs/img/$$png" && echo "docs/img/$$png: $$report, $$what" || exit 1; \
 	done

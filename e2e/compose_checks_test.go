@@ -31,8 +31,8 @@ func checkImage(t *testing.T, s types.ServiceConfig) {
 		}
 		if arg := s.Build.Args["SERVICE"]; arg != nil {
 			pkg := filepath.Join(root, "services", *arg)
-			if *arg == "loadtest" {
-				pkg = filepath.Join(root, "loadtest")
+			if *arg == "lab" {
+				pkg = filepath.Join(root, "lab")
 			}
 			if _, err := os.Stat(pkg); err != nil {
 				t.Errorf("build arg SERVICE=%s: no such main package: %v", *arg, err)
@@ -158,7 +158,7 @@ func bindMounts(s types.ServiceConfig) map[string]string {
 // checkFront checks the front page's service: started by `docker compose
 // up`, published on loopback at 8080, staging runs by the services' names
 // with their token, after the services and Prometheus are up; and the
-// addresses `loadtest front` takes inside compose (loadtest/frontcmd.go)
+// addresses `lab front` takes inside compose (lab/frontcmd.go)
 // are compose's: prometheus:9090 and the background's -listen port.
 func checkFront(t *testing.T, project *types.Project) {
 	t.Helper()
@@ -172,8 +172,8 @@ func checkFront(t *testing.T, project *types.Project) {
 	if cmd := strings.Join(s.Command, " "); cmd != "front -listen=:8080 -allow-remote" {
 		t.Errorf("front: command %q, want front -listen=:8080 -allow-remote", cmd)
 	}
-	if !runsLoadtestImage(project, s) {
-		t.Errorf("front: want the loadtest image (built with build arg SERVICE=loadtest)")
+	if !runsLabImage(project, s) {
+		t.Errorf("front: want the lab's image (built with build arg SERVICE=lab)")
 	}
 	published := false
 	for _, p := range s.Ports {
@@ -183,7 +183,7 @@ func checkFront(t *testing.T, project *types.Project) {
 		t.Errorf("front: ports %+v, want 127.0.0.1:8080:8080 (the page's address in the docs)", s.Ports)
 	}
 	// The board links to the page where compose publishes it (and the
-	// page links back to the board: loadtest/frontcmd.go's -grafana).
+	// page links back to the board: lab/frontcmd.go's -grafana).
 	for _, b := range loadBoards(t) {
 		if !slices.ContainsFunc(b.Links, func(l struct {
 			Title     string  `json:"title"`
@@ -257,17 +257,17 @@ func checkOneBuildPerImage(t *testing.T, project *types.Project) {
 	}
 }
 
-// runsLoadtestImage says whether s runs the loadtest image: it builds it
-// (build arg SERVICE=loadtest), or runs by tag the image a service builds so.
-func runsLoadtestImage(project *types.Project, s types.ServiceConfig) bool {
-	isLoadtest := func(s types.ServiceConfig) bool {
-		return s.Build != nil && s.Build.Args["SERVICE"] != nil && *s.Build.Args["SERVICE"] == "loadtest"
+// runsLabImage says whether s runs the lab's image: it builds it (build
+// arg SERVICE=lab), or runs by tag the image a service builds so.
+func runsLabImage(project *types.Project, s types.ServiceConfig) bool {
+	isLab := func(s types.ServiceConfig) bool {
+		return s.Build != nil && s.Build.Args["SERVICE"] != nil && *s.Build.Args["SERVICE"] == "lab"
 	}
-	if isLoadtest(s) {
+	if isLab(s) {
 		return true
 	}
 	for _, b := range project.Services {
-		if isLoadtest(b) && b.Image == s.Image {
+		if isLab(b) && b.Image == s.Image {
 			return true
 		}
 	}

@@ -21,6 +21,10 @@ import (
 // The lab must fit on a 4 GB machine.
 const memoryBudget = 4 << 30
 
+// tools are compose's one-shot services (profile loadtest), run by
+// `docker compose run --rm`.
+var tools = []string{"lab", "loadtest"}
+
 // modelServices are the three concurrency models, one compose service and
 // one Prometheus job each.
 var modelServices = []string{"unbounded", "semaphore", "pipeline"}
@@ -53,14 +57,16 @@ func loadCompose(t *testing.T) *types.Project {
 func TestCompose(t *testing.T) {
 	project := loadCompose(t)
 
-	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "loadtest", "background", "dbproxy", "front"}, modelServices...)
+	want := append([]string{"postgres", "prometheus", "grafana", "jaeger", "lab", "loadtest", "background", "dbproxy", "front"}, modelServices...)
 	for _, name := range want {
 		if _, ok := project.Services[name]; !ok {
 			t.Errorf("service %q missing", name)
 		}
 	}
 
-	var memory int64
+	// The one-shot tools run one at a time (two loads at once measure each
+	// other): the largest of their limits counts.
+	var memory, toolMemory int64
 	t.Run("services", func(t *testing.T) {
 		for name, s := range project.Services {
 			t.Run(name, func(t *testing.T) {
@@ -72,12 +78,15 @@ func TestCompose(t *testing.T) {
 				checkStopGrace(t, s)
 				if s.Deploy == nil || s.Deploy.Resources.Limits == nil || s.Deploy.Resources.Limits.MemoryBytes <= 0 {
 					t.Errorf("no memory limit (deploy.resources.limits.memory)")
+				} else if slices.Contains(tools, name) {
+					toolMemory = max(toolMemory, int64(s.Deploy.Resources.Limits.MemoryBytes))
 				} else {
 					memory += int64(s.Deploy.Resources.Limits.MemoryBytes)
 				}
 			})
 		}
 	})
+	memory += toolMemory
 	if memory > memoryBudget {
 		t.Errorf("memory limits add up to %d MiB, more than the 4 GiB budget", memory>>20)
 	}
@@ -154,35 +163,45 @@ func TestCompose(t *testing.T) {
 		}
 	})
 
-	t.Run("loadtest profile", func(t *testing.T) {
-		s := project.Services["loadtest"]
-		if !slices.Contains(s.Profiles, "loadtest") {
-			t.Errorf("loadtest must sit under the loadtest profile, so that `docker compose up` does not start it")
-		}
-		if !strings.Contains(env(s, "GRAFANA_URL"), "grafana:3000") {
-			t.Errorf("loadtest: GRAFANA_URL=%q, want the grafana service (annotations)", env(s, "GRAFANA_URL"))
-		}
-		// loadtest scenario runs against the lab by the services' names
-		// there (loadtest/labcmd.go), and changes their knobs with their token.
-		if env(s, "ORDERLAB_LAB") != "compose" {
-			t.Errorf("loadtest: ORDERLAB_LAB=%q, want compose (scenario -lab inside compose)", env(s, "ORDERLAB_LAB"))
-		}
-		for _, name := range modelServices {
-			if tok := env(project.Services[name], "ADMIN_TOKEN"); tok != "" && tok != env(s, "ADMIN_TOKEN") {
-				t.Errorf("loadtest: ADMIN_TOKEN=%q, %s has %q: want the one token", env(s, "ADMIN_TOKEN"), name, tok)
+	// The one-shot tools, lab (the scenarios) and loadtest (the load
+	// generator, which still runs lab's modes through the lab beside it).
+	for _, tool := range tools {
+		t.Run(tool+" profile", func(t *testing.T) {
+			s := project.Services[tool]
+			if !slices.Contains(s.Profiles, "loadtest") {
+				t.Errorf("%s must sit under the loadtest profile, so that `docker compose up` does not start it", tool)
 			}
-		}
-		if env(s, "ADMIN_TOKEN") == "" {
-			t.Error("loadtest: no ADMIN_TOKEN: scenario -lab cannot change the services' knobs")
-		}
-		// `docker compose run` starts a service's dependencies, and
-		// recreates those whose configuration differs from the running
-		// ones: a lab started with LAB_DATABASE_URL (the dbproxy and
-		// pgbouncer profiles) would be put back on postgres:5432.
-		if len(s.DependsOn) > 0 {
-			t.Errorf("loadtest: depends_on %v: `docker compose run --rm loadtest` would recreate them", slices.Sorted(maps.Keys(s.DependsOn)))
-		}
-	})
+			if !runsLabImage(project, s) {
+				t.Errorf("%s: want the lab's image (build arg SERVICE=lab), which holds lab and loadtest", tool)
+			}
+			if !strings.Contains(env(s, "GRAFANA_URL"), "grafana:3000") {
+				t.Errorf("%s: GRAFANA_URL=%q, want the grafana service (annotations)", tool, env(s, "GRAFANA_URL"))
+			}
+			// lab scenario runs against the lab by the services' names
+			// there (lab/running.go), and changes their knobs with their token.
+			if env(s, "ORDERLAB_LAB") != "compose" {
+				t.Errorf("%s: ORDERLAB_LAB=%q, want compose (scenario -lab inside compose)", tool, env(s, "ORDERLAB_LAB"))
+			}
+			for _, name := range modelServices {
+				if tok := env(project.Services[name], "ADMIN_TOKEN"); tok != "" && tok != env(s, "ADMIN_TOKEN") {
+					t.Errorf("%s: ADMIN_TOKEN=%q, %s has %q: want the one token", tool, env(s, "ADMIN_TOKEN"), name, tok)
+				}
+			}
+			if env(s, "ADMIN_TOKEN") == "" {
+				t.Errorf("%s: no ADMIN_TOKEN: scenario -lab cannot change the services' knobs", tool)
+			}
+			// `docker compose run` starts a service's dependencies, and
+			// recreates those whose configuration differs from the running
+			// ones: a lab started with LAB_DATABASE_URL (the dbproxy and
+			// pgbouncer profiles) would be put back on postgres:5432.
+			if len(s.DependsOn) > 0 {
+				t.Errorf("%s: depends_on %v: `docker compose run --rm %s` would recreate them", tool, slices.Sorted(maps.Keys(s.DependsOn)), tool)
+			}
+		})
+	}
+	if ep := strings.Join(project.Services["loadtest"].Entrypoint, " "); ep != "/usr/local/bin/loadtest" {
+		t.Errorf("loadtest: entrypoint %q, want /usr/local/bin/loadtest (the lab's image runs lab by default)", ep)
+	}
 
 	t.Run("one build per image", func(t *testing.T) { checkOneBuildPerImage(t, project) })
 

@@ -31,8 +31,8 @@ func startBackground(t *testing.T, project *types.Project, bins string, services
 	if !ok {
 		t.Fatal("compose.yaml: no background service")
 	}
-	if !runsLoadtestImage(project, svc) {
-		t.Fatal("compose.yaml: background must be the loadtest image (build arg SERVICE=loadtest)")
+	if !runsLabImage(project, svc) {
+		t.Fatal("compose.yaml: background must be the lab's image (build arg SERVICE=lab)")
 	}
 	addrs, err := proc.LoopbackAddrs(1)
 	if err != nil {
@@ -64,7 +64,7 @@ func startBackground(t *testing.T, project *types.Project, bins string, services
 			env = append(env, k+"="+*v)
 		}
 	}
-	startProc(t, "background", filepath.Join(bins, "loadtest"), args, env)
+	startProc(t, "background", filepath.Join(bins, "lab"), args, env)
 	t.Logf("background: loadtest %s", strings.Join(args, " "))
 	return addrs[0]
 }

@@ -24,7 +24,7 @@ import (
 // saved to (make front-pictures: docs/img); otherwise a temporary one.
 const frontShots = "FRONT_SHOTS"
 
-// frontPage runs `loadtest front` against the lab's services, Prometheus,
+// frontPage runs `lab front` against the lab's services, Prometheus,
 // background load and (fake) Grafana, as compose runs it, and drives it in
 // headless Chromium as a user would: the catalog lists every scenario, a
 // quick pool-starvation run shows its phase, is still running after a
@@ -45,7 +45,7 @@ func (run *labRun) frontPage(t *testing.T) {
 		args = append(args, "-target="+name+"="+s.URL, "-metrics="+name+"="+s.MetricsURL)
 	}
 	env := append(proc.BaseEnv("GOMAXPROCS"), "GRAFANA_URL="+run.grafana.URL, "ADMIN_TOKEN="+token)
-	p := startProc(t, "front", filepath.Join(run.bins, "loadtest"), args, env)
+	p := startProc(t, "front", filepath.Join(run.bins, "lab"), args, env)
 	if err := p.WaitReady(run.ctx, page+"/api/config", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}

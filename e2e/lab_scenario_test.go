@@ -1,6 +1,6 @@
 package e2e
 
-// `loadtest scenario -lab` in the lab as compose starts it: pool-starvation
+// `lab scenario -lab` in the lab as compose starts it: pool-starvation
 // (at a size the e2e can afford) and db-latency (-quick, through the
 // database proxy) staged through the services' knob API, annotated on the
 // (fake) board, seen in Prometheus, and every knob put back. See TestLab.
@@ -44,8 +44,8 @@ type labProxy struct {
 func startDBProxy(t *testing.T, project *types.Project, bins, dbURL string) (labProxy, string) {
 	t.Helper()
 	svc, ok := project.Services["dbproxy"]
-	if !ok || !runsLoadtestImage(project, svc) {
-		t.Fatal("compose.yaml: want a dbproxy service of the loadtest image (build arg SERVICE=loadtest)")
+	if !ok || !runsLabImage(project, svc) {
+		t.Fatal("compose.yaml: want a dbproxy service of the lab's image (build arg SERVICE=lab)")
 	}
 	addrs, err := proc.LoopbackAddrs(2)
 	if err != nil {
@@ -82,7 +82,7 @@ func startDBProxy(t *testing.T, project *types.Project, bins, dbURL string) (lab
 			env = append(env, k+"="+*v)
 		}
 	}
-	p := startProc(t, "dbproxy", filepath.Join(bins, "loadtest"), args, env)
+	p := startProc(t, "dbproxy", filepath.Join(bins, "lab"), args, env)
 	px := labProxy{control: "http://" + addrs[1], addr: addrs[0]}
 	if err := p.WaitReady(t.Context(), px.control+"/healthz", 30*time.Second); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ type phaseWindow struct{ from, to time.Time }
 // rangeSel is the window as a PromQL range selector, ending at to.
 func (w phaseWindow) rangeSel() string { return fmt.Sprintf("[%dms]", w.to.Sub(w.from).Milliseconds()) }
 
-// scenarioLab runs `loadtest scenario -lab` against the lab, as a user
+// scenarioLab runs `lab scenario -lab` against the lab, as a user
 // does from the host with the lab's ports moved to the e2e's (-target,
 // -metrics, -dbproxy), and checks what it promises.
 func (run *labRun) scenarioLab(t *testing.T) {
@@ -174,14 +174,14 @@ func (run *labRun) scenarioLab(t *testing.T) {
 			args = append(args, "-target", name+"="+s.URL, "-metrics", name+"="+s.MetricsURL)
 		}
 		args = append(args, extra...)
-		cmd := exec.CommandContext(ctx, filepath.Join(run.bins, "loadtest"), args...)
+		cmd := exec.CommandContext(ctx, filepath.Join(run.bins, "lab"), args...)
 		cmd.Env = append(proc.BaseEnv("GOMAXPROCS"), "GRAFANA_URL="+run.grafana.URL, "ADMIN_TOKEN="+run.token)
 		out, err := cmd.CombinedOutput()
-		t.Logf("loadtest %s:\n%s", strings.Join(args, " "), out)
+		t.Logf("lab %s:\n%s", strings.Join(args, " "), out)
 		// Exit 1 is a missed expectation of a run that finished: the
 		// verdicts are checked below.
 		if exit := (*exec.ExitError)(nil); err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-			t.Fatalf("loadtest scenario: %v", err)
+			t.Fatalf("lab scenario: %v", err)
 		}
 		return string(out)
 	}

@@ -89,7 +89,7 @@ func startLab(t *testing.T, ctx context.Context) *labRun {
 	project := loadCompose(t)
 	checkPrometheusRelease(t, promBin, project.Services["prometheus"].Image)
 	dbURL := pgtest.New(t)
-	bins := goBuild(t, ctx, "./services/unbounded", "./services/semaphore", "./services/pipeline", "./loadtest")
+	bins := goBuild(t, ctx, "./services/unbounded", "./services/semaphore", "./services/pipeline", "./loadtest", "./lab")
 	run := &labRun{ctx: ctx, bins: bins, boards: loadBoards(t), otlp: otlptest.NewReceiver(t), grafana: newFakeGrafana(t)}
 	run.targets = boardTargets(run.boards)
 	// With JAEGER set (make e2e-jaeger), spans also go to a real Jaeger

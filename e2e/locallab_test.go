@@ -70,7 +70,7 @@ func TestLocalLab(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	promBin := prometheusBin(t)
-	bins := goBuild(t, ctx, "./services/unbounded", "./services/semaphore", "./services/pipeline", "./loadtest")
+	bins := goBuild(t, ctx, "./services/unbounded", "./services/semaphore", "./services/pipeline", "./loadtest", "./lab")
 	if err := os.Symlink(promBin, filepath.Join(bins, "prometheus")); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
 	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/loadtest/cli"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
@@ -48,7 +49,7 @@ type output struct {
 func parseLoad(mode string, args []string, getenv func(string) string, stderr io.Writer) (*loadPlan, error) {
 	fs, f := newLoadFlags(mode)
 	fs.SetOutput(stderr)
-	pos, set, err := parseInterleaved(fs, args)
+	pos, set, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
@@ -58,16 +59,16 @@ func parseLoad(mode string, args []string, getenv func(string) string, stderr io
 	}
 	slo, err := report.ParseSLO(f.slo)
 	if err != nil {
-		return nil, usagef("slo", "%v", err)
+		return nil, cli.Usagef("slo", "%v", err)
 	}
 	if f.scrape <= 0 {
-		return nil, usagef("scrape", "must be positive")
+		return nil, cli.Usagef("scrape", "must be positive")
 	}
 	if f.pause < 0 {
-		return nil, usagef("pause", "must not be negative")
+		return nil, cli.Usagef("pause", "must not be negative")
 	}
 	if f.jsonOut == "-" && f.md {
-		return nil, usagef("md", "cannot share stdout with -json -")
+		return nil, cli.Usagef("md", "cannot share stdout with -json -")
 	}
 	targets, err := f.targets(pos)
 	if err != nil {
@@ -88,17 +89,17 @@ func parseLoad(mode string, args []string, getenv func(string) string, stderr io
 // execute runs the plan, writes the results and returns the exit code.
 func (p *loadPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 	rep := report.New(string(p.attack.Mode), p.args)
-	code := exitOK
+	code := cli.ExitOK
 	if p.cpuProfile != "" {
 		stop, err := startCPUProfile(p.cpuProfile)
 		if err != nil {
 			fmt.Fprintf(stderr, "loadtest %s: -cpuprofile: %v\n", p.mode, err)
-			return exitFail
+			return cli.ExitFail
 		}
 		defer stop()
 	}
 	opt := measure.Options{ScrapeInterval: p.scrape, SLO: p.slo, Annotate: p.grafana, Log: stderr}
-	if isTerminal(stderr) {
+	if cli.IsTerminal(stderr) {
 		opt.Progress = stderr
 	}
 	for i, t := range p.targets {
@@ -110,28 +111,28 @@ func (p *loadPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 		run, err := measure.Run(ctx, measure.Target{Name: t.name, MetricsURL: t.metrics}, cfg, opt)
 		if err != nil && run.Name == "" { // the run could not start
 			fmt.Fprintf(stderr, "loadtest %s: %s: %v\n", p.mode, t.name, err)
-			return exitFail
+			return cli.ExitFail
 		}
 		rep.Runs = append(rep.Runs, run)
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "loadtest %s: interrupted; the results below are partial\n", p.mode)
-			code = exitFail
+			code = cli.ExitFail
 			break
 		}
 	}
 	if err := p.out.write(rep, stdout); err != nil {
 		fmt.Fprintf(stderr, "loadtest %s: %v\n", p.mode, err)
-		return exitFail
+		return cli.ExitFail
 	}
 	for _, r := range rep.Runs {
 		if r.Answered == 0 {
 			fmt.Fprintf(stderr, "loadtest %s: %s: no request was answered\n", p.mode, r.Name)
-			code = exitFail
+			code = cli.ExitFail
 		}
 		for _, e := range r.SLO {
 			if !e.Met {
 				fmt.Fprintf(stderr, "loadtest %s: SLO missed: %s: %s (actual %s)\n", p.mode, r.Name, e.Bound, e.Actual)
-				code = exitFail
+				code = cli.ExitFail
 			}
 		}
 	}

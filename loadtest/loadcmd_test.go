@@ -12,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/standin"
 	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/cli"
 	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
@@ -73,8 +75,8 @@ func TestParseLoadRetryPolicy(t *testing.T) {
 		{"compare", "-mode", "burst", "-n", "5", "-retry", "immediate"},
 	} {
 		_, err := parseLoad(args[0], args[1:], func(string) string { return "" }, io.Discard)
-		var ue usageError
-		var fe flagParseError
+		var ue cli.UsageError
+		var fe cli.FlagParseError
 		if !errors.As(err, &ue) && !errors.As(err, &fe) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
@@ -90,7 +92,7 @@ func TestParseLoadReadsTheEnvironmentItIsGiven(t *testing.T) {
 		t.Fatalf("plan %+v, err %v: want a Grafana client", p, err)
 	}
 	code, _, stderr := runCLIEnv(t, map[string]string{"GRAFANA_URL": "grafana:3000"}, "closed", "-n", "1", "http://127.0.0.1:1/")
-	if code != exitUsage || !strings.Contains(stderr, "GRAFANA_URL") {
+	if code != cli.ExitUsage || !strings.Contains(stderr, "GRAFANA_URL") {
 		t.Errorf("exit %d, stderr %q; want 2 naming GRAFANA_URL", code, stderr)
 	}
 }
@@ -99,7 +101,7 @@ func TestParseLoadReadsTheEnvironmentItIsGiven(t *testing.T) {
 // environment run is given: the fake Grafana sees the start of the run,
 // tagged for the board, and its end.
 func TestRunMarksEachRunOnGrafana(t *testing.T) {
-	s := newService(t, false)
+	s := standin.New(t, false)
 	var mu sync.Mutex
 	var calls []string
 	var tags []any
@@ -115,8 +117,8 @@ func TestRunMarksEachRunOnGrafana(t *testing.T) {
 		_, _ = w.Write([]byte(`{"id":7}`))
 	}))
 	defer grafana.Close()
-	code, _, stderr := runCLIEnv(t, map[string]string{"GRAFANA_URL": grafana.URL}, "closed", "-c", "2", "-n", "20", "-method", "POST", "-name", "svc", s.api.URL+"/orders")
-	if code != exitOK {
+	code, _, stderr := runCLIEnv(t, map[string]string{"GRAFANA_URL": grafana.URL}, "closed", "-c", "2", "-n", "20", "-method", "POST", "-name", "svc", s.API.URL+"/orders")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	mu.Lock()
@@ -133,15 +135,15 @@ func TestRunMarksEachRunOnGrafana(t *testing.T) {
 // Grafana refuses, a compare of two targets still runs both, and stderr says
 // once, not per run, that the runs are not marked and why.
 func TestRefusedGrafanaLoginIsSaidOnce(t *testing.T) {
-	a, b := newService(t, false), newService(t, false)
+	a, b := standin.New(t, false), standin.New(t, false)
 	grafana := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"message":"Invalid username or password"}`, http.StatusUnauthorized)
 	}))
 	defer grafana.Close()
 	env := map[string]string{"GRAFANA_URL": strings.Replace(grafana.URL, "http://", "http://admin:old@", 1)}
 	code, _, stderr := runCLIEnv(t, env, "compare", "-mode", "closed", "-c", "1", "-n", "5", "-pause", "0s",
-		"-path", "/work/db?delay=1ms", "a="+a.api.URL, "b="+b.api.URL)
-	if code != exitOK {
+		"-path", "/work/db?delay=1ms", "a="+a.API.URL, "b="+b.API.URL)
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if n := strings.Count(stderr, "refused the login"); n != 1 {

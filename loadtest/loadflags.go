@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/cli"
 	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
@@ -66,7 +67,7 @@ func newLoadFlags(mode string) (*flag.FlagSet, *loadFlags) {
 	if compare {
 		fs.StringVar(&f.loadMode, "mode", string(attack.ModeClosed), "load shape for every target: burst, closed or open")
 		fs.StringVar(&f.path, "path", "/work/db?delay=20ms", "path and query appended to every target URL")
-		fs.Func("metrics", "`name=URL` of a target's Prometheus endpoint (repeatable)", nameURLFlag(f.metricsOf))
+		fs.Func("metrics", "`name=URL` of a target's Prometheus endpoint (repeatable)", cli.NameURLFlag(f.metricsOf))
 		fs.DurationVar(&f.pause, "pause", measure.DefaultPause, "pause between targets, to let each settle")
 	} else {
 		fs.StringVar(&f.name, "name", "", "label of the target in tables (default: its host:port)")
@@ -145,88 +146,88 @@ func (f *loadFlags) attackConfig(set map[string]bool) (attack.Config, error) {
 	case "GET", "POST":
 		cfg.Target.Body = attack.BodyFor(cfg.Target.Method)
 	default:
-		return cfg, usagef("method", "%q: want GET or POST", f.method)
+		return cfg, cli.Usagef("method", "%q: want GET or POST", f.method)
 	}
 	switch cfg.Client {
 	case attack.ClientFast, attack.ClientNetHTTP:
 	default:
-		return cfg, usagef("client", "%q: want fast or net/http", f.client)
+		return cfg, cli.Usagef("client", "%q: want fast or net/http", f.client)
 	}
 	if f.n < 0 {
-		return cfg, usagef("n", "must not be negative")
+		return cfg, cli.Usagef("n", "must not be negative")
 	}
 	if f.d < 0 {
-		return cfg, usagef("d", "must not be negative")
+		return cfg, cli.Usagef("d", "must not be negative")
 	}
 	if f.timeout < 0 {
-		return cfg, usagef("timeout", "must not be negative")
+		return cfg, cli.Usagef("timeout", "must not be negative")
 	}
 	if f.retries < 0 {
-		return cfg, usagef("retries", "must not be negative")
+		return cfg, cli.Usagef("retries", "must not be negative")
 	}
 	cfg.Retries = f.retries
 	switch cfg.Mode {
 	case attack.ModeBurst:
 		if f.n < 1 {
 			if f.compare && !set["n"] {
-				return cfg, usagef("n", "required with -mode burst")
+				return cfg, cli.Usagef("n", "required with -mode burst")
 			}
-			return cfg, usagef("n", "must be at least 1")
+			return cfg, cli.Usagef("n", "must be at least 1")
 		}
 		if set["c"] {
-			return cfg, usagef("c", "not with -mode burst: -n is both the burst size and the connections")
+			return cfg, cli.Usagef("c", "not with -mode burst: -n is both the burst size and the connections")
 		}
 		if set["retry"] {
-			return cfg, usagef("retry", "not with -mode burst: a burst measures one round")
+			return cfg, cli.Usagef("retry", "not with -mode burst: a burst measures one round")
 		}
 		cfg.Concurrency, cfg.Requests, cfg.Duration = int(f.n), f.n, 0
 		cfg.Warmup = f.warmup
 	case attack.ModeClosed, attack.ModeOpen:
 		if cfg.Concurrency < 1 {
-			return cfg, usagef("c", "must be at least 1")
+			return cfg, cli.Usagef("c", "must be at least 1")
 		}
 		if set["d"] && f.d == 0 && f.n == 0 {
-			return cfg, usagef("d", "must be positive unless -n is given")
+			return cfg, cli.Usagef("d", "must be positive unless -n is given")
 		}
 		if p := attack.RetryPolicy(f.retry); slices.Contains(attack.RetryPolicies, p) {
 			cfg.Retry = p
 		} else {
-			return cfg, usagef("retry", "%q: want one of %v", f.retry, attack.RetryPolicies)
+			return cfg, cli.Usagef("retry", "%q: want one of %v", f.retry, attack.RetryPolicies)
 		}
 		if f.retryWait < 0 {
-			return cfg, usagef("retry-max-wait", "must not be negative")
+			return cfg, cli.Usagef("retry-max-wait", "must not be negative")
 		}
 		cfg.RetryMaxWait = f.retryWait
 		if cfg.Mode == attack.ModeClosed {
 			if set["shard"] {
-				return cfg, usagef("shard", "only with -mode open: a closed run has no schedule to share")
+				return cfg, cli.Usagef("shard", "only with -mode open: a closed run has no schedule to share")
 			}
 			break
 		}
 		if !(f.rate > 0) || math.IsInf(f.rate, 0) { // NaN compares false
-			return cfg, usagef("rate", "required, requests per second > 0")
+			return cfg, cli.Usagef("rate", "required, requests per second > 0")
 		}
 		if f.ramp < 0 {
-			return cfg, usagef("ramp", "must not be negative")
+			return cfg, cli.Usagef("ramp", "must not be negative")
 		}
 		if !(f.rampFrom >= 0) || math.IsInf(f.rampFrom, 0) {
-			return cfg, usagef("ramp-from", "must be a rate >= 0")
+			return cfg, cli.Usagef("ramp-from", "must be a rate >= 0")
 		}
 		if set["ramp-from"] && f.ramp == 0 {
-			return cfg, usagef("ramp-from", "needs -ramp: without a ramp the rate is -rate from the start")
+			return cfg, cli.Usagef("ramp-from", "needs -ramp: without a ramp the rate is -rate from the start")
 		}
 		cfg.Pacer = attack.NewPacer(f.rate, f.rampFrom, f.ramp)
 		if f.shard != "" {
 			var err error
 			if cfg.Shard, err = attack.ParseShard(f.shard); err != nil {
-				return cfg, usagef("shard", "%v", err)
+				return cfg, cli.Usagef("shard", "%v", err)
 			}
 			if f.n > 0 && f.n < int64(cfg.Shard.Count) {
-				return cfg, usagef("shard", "-n %d leaves some of the %d generators no request", f.n, cfg.Shard.Count)
+				return cfg, cli.Usagef("shard", "-n %d leaves some of the %d generators no request", f.n, cfg.Shard.Count)
 			}
 		}
 	default:
-		return cfg, usagef("mode", "%q: want burst, closed or open", f.loadMode)
+		return cfg, cli.Usagef("mode", "%q: want burst, closed or open", f.loadMode)
 	}
 	return cfg, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,48 +14,12 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/standin"
+	"github.com/orderlab/orderlab/loadtest/cli"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// service is a stand-in for one of the three services: POST /orders
-// answers 201 with the order's id (or 429 for every tenth order when reject
-// is set), GET /work/db?delay=1ms 200, and its metrics endpoint counts
-// goroutines and rejections.
-type service struct {
-	api, admin *httptest.Server
-	orders     atomic.Int64
-	rejected   atomic.Int64
-}
-
-func newService(t *testing.T, reject bool) *service {
-	t.Helper()
-	s := &service{}
-	s.api = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.Method == http.MethodPost && r.URL.Path == "/orders":
-			if n := s.orders.Add(1); reject && n%10 == 0 {
-				s.rejected.Add(1)
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(http.StatusTooManyRequests)
-				return
-			}
-			w.WriteHeader(http.StatusCreated)
-			fmt.Fprintf(w, `{"id":%d}`, s.orders.Load())
-		case r.URL.Path == "/work/db" && r.URL.Query().Get("delay") == "1ms":
-			_, _ = w.Write([]byte(`{"ok":true}`))
-		default:
-			w.WriteHeader(http.StatusNotFound)
-		}
-	}))
-	s.admin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "# TYPE go_goroutines gauge\ngo_goroutines %d\n# TYPE go_threads gauge\ngo_threads 7\n"+
-			"# TYPE orderlab_limiter_rejections_total counter\norderlab_limiter_rejections_total %d\n", 10+s.orders.Load(), s.rejected.Load())
-	}))
-	t.Cleanup(func() { s.api.Close(); s.admin.Close() })
-	return s
-}
 
 // runCLI runs the command with an empty environment.
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -87,16 +50,16 @@ func readReport(t *testing.T, path string) *report.Report {
 }
 
 func TestBurstMode(t *testing.T) {
-	s := newService(t, false)
+	s := standin.New(t, false)
 	out := filepath.Join(t.TempDir(), "burst.json")
-	code, stdout, stderr := runCLI(t, "burst", "-n", "50", "-method", "POST", "-json", out, "-metrics", s.admin.URL+"/metrics", s.api.URL+"/orders")
-	if code != exitOK {
+	code, stdout, stderr := runCLI(t, "burst", "-n", "50", "-method", "POST", "-json", out, "-metrics", s.Admin.URL+"/metrics", s.API.URL+"/orders")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout, "50 requests at once, after a warm-up round") || !strings.Contains(stdout, "201: 50") {
 		t.Errorf("stdout:\n%s", stdout)
 	}
-	if n := s.orders.Load(); n != 100 {
+	if n := s.Orders.Load(); n != 100 {
 		t.Errorf("server saw %d orders, want 100 (warm-up + burst)", n)
 	}
 	run := readReport(t, out).Runs[0]
@@ -106,9 +69,9 @@ func TestBurstMode(t *testing.T) {
 }
 
 func TestClosedMode(t *testing.T) {
-	s := newService(t, true)
-	code, stdout, stderr := runCLI(t, "closed", "-c", "4", "-n", "200", "-method", "post", s.api.URL+"/orders", "-md")
-	if code != exitOK {
+	s := standin.New(t, true)
+	code, stdout, stderr := runCLI(t, "closed", "-c", "4", "-n", "200", "-method", "post", s.API.URL+"/orders", "-md")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
@@ -118,10 +81,10 @@ func TestClosedMode(t *testing.T) {
 }
 
 func TestOpenMode(t *testing.T) {
-	s := newService(t, false)
+	s := standin.New(t, false)
 	page := filepath.Join(t.TempDir(), "run.html")
-	code, stdout, stderr := runCLI(t, "open", "-rate", "400", "-d", "500ms", "-ramp", "100ms", "-json", "-", "-html", page, s.api.URL+"/work/db?delay=1ms")
-	if code != exitOK {
+	code, stdout, stderr := runCLI(t, "open", "-rate", "400", "-d", "500ms", "-ramp", "100ms", "-json", "-", "-html", page, s.API.URL+"/work/db?delay=1ms")
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	rep, err := report.Read(strings.NewReader(stdout))
@@ -148,10 +111,10 @@ func TestOpenMode(t *testing.T) {
 }
 
 func TestCompareMode(t *testing.T) {
-	a, b := newService(t, false), newService(t, true)
+	a, b := standin.New(t, false), standin.New(t, true)
 	code, stdout, stderr := runCLI(t, "compare", "-mode", "closed", "-c", "2", "-n", "50", "-pause", "0s", "-method", "POST", "-path", "/orders",
-		"-metrics", "b="+b.admin.URL, "a="+a.api.URL, "b="+b.api.URL)
-	if code != exitOK {
+		"-metrics", "b="+b.Admin.URL, "a="+a.API.URL, "b="+b.API.URL)
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
@@ -161,15 +124,15 @@ func TestCompareMode(t *testing.T) {
 	if fa, fb := strings.Fields(lines[1]), strings.Fields(lines[2]); fa[0] != "a" || fb[0] != "b" || fa[len(fa)-1] != "-" || fb[len(fb)-1] != "5" {
 		t.Errorf("rows:\n%s", stdout)
 	}
-	if a.orders.Load() != 50 || b.orders.Load() != 50 {
-		t.Errorf("orders %d, %d; want 50 each", a.orders.Load(), b.orders.Load())
+	if a.Orders.Load() != 50 || b.Orders.Load() != 50 {
+		t.Errorf("orders %d, %d; want 50 each", a.Orders.Load(), b.Orders.Load())
 	}
 }
 
 func TestSLOMissExitsOne(t *testing.T) {
-	s := newService(t, true)
-	code, _, stderr := runCLI(t, "closed", "-c", "2", "-n", "100", "-method", "POST", "-slo", "p99<1m,rejections<5%", s.api.URL+"/orders")
-	if code != exitFail || !strings.Contains(stderr, "SLO missed") || !strings.Contains(stderr, "rejections<5% (actual 10.0%)") || strings.Contains(stderr, "p99<1m") {
+	s := standin.New(t, true)
+	code, _, stderr := runCLI(t, "closed", "-c", "2", "-n", "100", "-method", "POST", "-slo", "p99<1m,rejections<5%", s.API.URL+"/orders")
+	if code != cli.ExitFail || !strings.Contains(stderr, "SLO missed") || !strings.Contains(stderr, "rejections<5% (actual 10.0%)") || strings.Contains(stderr, "p99<1m") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
@@ -179,7 +142,7 @@ func TestNoAnswerExitsOne(t *testing.T) {
 	url := s.URL
 	s.Close() // nothing listens any more
 	code, _, stderr := runCLI(t, "closed", "-c", "1", "-n", "3", url)
-	if code != exitFail || !strings.Contains(stderr, "no request was answered") {
+	if code != cli.ExitFail || !strings.Contains(stderr, "no request was answered") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
@@ -218,7 +181,7 @@ func TestUsageErrorsNameTheFlagAndExitTwo(t *testing.T) {
 		{[]string{"merge", "-json", "-", "-md", "a.json"}, "-md"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
-		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+		if code != cli.ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
@@ -226,7 +189,7 @@ func TestUsageErrorsNameTheFlagAndExitTwo(t *testing.T) {
 
 func TestOpenFilesLimitStopsBeforeStarting(t *testing.T) {
 	code, _, stderr := runCLI(t, "closed", "-c", "2000000000", "-n", "1", "http://127.0.0.1:1/")
-	if code != exitFail || !strings.Contains(stderr, "open-files limit") {
+	if code != cli.ExitFail || !strings.Contains(stderr, "open-files limit") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
@@ -248,7 +211,7 @@ func TestOpenStallAtTheEndMissesTheSLO(t *testing.T) {
 	defer s.Close()
 	out := filepath.Join(t.TempDir(), "open.json")
 	code, _, stderr := runCLI(t, "open", "-rate", "500", "-c", "1", "-d", "600ms", "-json", out, "-slo", "p99<100ms,errors < 1 %", s.URL+"/")
-	if code != exitFail || !strings.Contains(stderr, "SLO missed: 127.0.0.1") || !strings.Contains(stderr, "p99<100ms") || strings.Contains(stderr, "errors") {
+	if code != cli.ExitFail || !strings.Contains(stderr, "SLO missed: 127.0.0.1") || !strings.Contains(stderr, "p99<100ms") || strings.Contains(stderr, "errors") {
 		t.Errorf("exit %d, stderr %q; want the p99 bound missed", code, stderr)
 	}
 	run := readReport(t, out).Runs[0]

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/orderlab/orderlab/loadtest/cli"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -38,15 +39,15 @@ func parseMerge(args []string, stderr io.Writer) (*mergePlan, error) {
 	fs.StringVar(&p.out.json, "json", "", "write the merged report to `FILE` (- for stdout)")
 	fs.BoolVar(&p.out.markdown, "md", false, "print a Markdown table instead of the human output")
 	fs.StringVar(&p.out.html, "html", "", "also write the summary table as an HTML page to `FILE`")
-	files, _, err := parseInterleaved(fs, args)
+	files, _, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, usagef("", "want the JSON reports to merge (written with -json)")
+		return nil, cli.Usagef("", "want the JSON reports to merge (written with -json)")
 	}
 	if p.out.json == "-" && p.out.markdown {
-		return nil, usagef("md", "cannot share stdout with -json -")
+		return nil, cli.Usagef("md", "cannot share stdout with -json -")
 	}
 	p.files = files
 	return p, nil
@@ -60,23 +61,23 @@ func (p *mergePlan) execute(_ context.Context, stdout, stderr io.Writer) int {
 		rep, err := readInput(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "loadtest merge: %s: %v\n", name, err)
-			return exitUsage
+			return cli.ExitUsage
 		}
 		reps[i] = rep
 	}
 	merged, notes, err := report.MergeReports(reps, p.files)
 	if err != nil {
 		fmt.Fprintf(stderr, "loadtest merge: cannot merge: %v\n", err)
-		return exitUsage
+		return cli.ExitUsage
 	}
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "loadtest merge: note: %s\n", n)
 	}
 	if err := p.out.write(merged, stdout); err != nil {
 		fmt.Fprintf(stderr, "loadtest merge: %v\n", err)
-		return exitFail
+		return cli.ExitFail
 	}
-	return exitOK
+	return cli.ExitOK
 }
 
 func readInput(name string) (*report.Report, error) {

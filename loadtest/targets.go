@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // target is one service to put under load.
@@ -13,27 +14,20 @@ type target struct {
 	metrics string
 }
 
-// defaultTargets are the three services as `make run` serves them.
-var defaultTargets = []target{
-	{name: "unbounded", url: "http://127.0.0.1:8081", metrics: "http://127.0.0.1:9091/metrics"},
-	{name: "semaphore", url: "http://127.0.0.1:8082", metrics: "http://127.0.0.1:9092/metrics"},
-	{name: "pipeline", url: "http://127.0.0.1:8083", metrics: "http://127.0.0.1:9093/metrics"},
-}
-
 // targets reads the positional arguments: one URL for burst, closed and
 // open; name=URL pairs for compare (the three local services when none).
 func (f *loadFlags) targets(pos []string) ([]target, error) {
 	if !f.compare {
 		if len(pos) != 1 {
-			return nil, usagef("", "want exactly one URL, got %d arguments", len(pos))
+			return nil, cli.Usagef("", "want exactly one URL, got %d arguments", len(pos))
 		}
 		u, err := attack.ParseURL(pos[0], f.allowRemote)
 		if err != nil {
-			return nil, usagef("", "URL: %v", err)
+			return nil, cli.Usagef("", "URL: %v", err)
 		}
 		if f.metrics != "" {
 			if _, err := attack.ParseURL(f.metrics, true); err != nil {
-				return nil, usagef("metrics", "%v", err)
+				return nil, cli.Usagef("metrics", "%v", err)
 			}
 		}
 		name := f.name
@@ -45,12 +39,14 @@ func (f *loadFlags) targets(pos []string) ([]target, error) {
 
 	var ts []target
 	if len(pos) == 0 {
-		ts = append(ts, defaultTargets...)
+		for _, s := range cli.LocalServices {
+			ts = append(ts, target{name: s.Name, url: s.URL, metrics: s.Metrics})
+		}
 	}
 	for _, p := range pos {
 		name, u, ok := strings.Cut(p, "=")
 		if !ok || name == "" {
-			return nil, usagef("", "target %q: want name=URL", p)
+			return nil, cli.Usagef("", "target %q: want name=URL", p)
 		}
 		ts = append(ts, target{name: name, url: u})
 	}
@@ -58,27 +54,27 @@ func (f *loadFlags) targets(pos []string) ([]target, error) {
 	for i := range ts {
 		t := &ts[i]
 		if known[t.name] {
-			return nil, usagef("", "target %q named twice", t.name)
+			return nil, cli.Usagef("", "target %q named twice", t.name)
 		}
 		known[t.name] = true
 		if f.path != "" {
 			t.url = strings.TrimRight(t.url, "/") + "/" + strings.TrimLeft(f.path, "/")
 		}
 		if _, err := attack.ParseURL(t.url, f.allowRemote); err != nil {
-			return nil, usagef("", "target %s: %v", t.name, err)
+			return nil, cli.Usagef("", "target %s: %v", t.name, err)
 		}
 		if m, ok := f.metricsOf[t.name]; ok {
 			t.metrics = m
 		}
 		if t.metrics != "" {
 			if _, err := attack.ParseURL(t.metrics, true); err != nil {
-				return nil, usagef("metrics", "%s: %v", t.name, err)
+				return nil, cli.Usagef("metrics", "%s: %v", t.name, err)
 			}
 		}
 	}
 	for name := range f.metricsOf {
 		if !known[name] {
-			return nil, usagef("metrics", "no target named %q", name)
+			return nil, cli.Usagef("metrics", "no target named %q", name)
 		}
 	}
 	return ts, nil

@@ -9,7 +9,7 @@
 # still answer), then the background load, then Prometheus and the services.
 #
 # Environment:
-#   BIN              the binaries: unbounded, semaphore, pipeline, loadtest,
+#   BIN              the binaries: unbounded, semaphore, pipeline, lab,
 #                    prometheus (default ./bin: make build tools)
 #   DATABASE_URL     the services' Postgres, as a postgres:// URL (default:
 #                    the local one, postgres@127.0.0.1:5432, as make run);
@@ -33,7 +33,7 @@ host=${LOCAL_LAB_HOST:-127.0.0.1}
 rate=${BACKGROUND_RATE:-4}
 export ADMIN_TOKEN=${ADMIN_TOKEN:-orderlab-admin}
 
-for b in unbounded semaphore pipeline loadtest prometheus; do
+for b in unbounded semaphore pipeline lab prometheus; do
 	[ -x "$bin/$b" ] || { echo "local-lab: no $bin/$b (make build tools)" >&2; exit 2; }
 done
 command -v curl >/dev/null || { echo "local-lab: curl is needed to wait for each process" >&2; exit 2; }
@@ -130,7 +130,7 @@ ready() {
 
 # The database proxy (compose's profile dbproxy): db-latency and db-restart
 # stage their faults there.
-start dbproxy "$bin/loadtest" dbproxy -listen "$host:5434" -upstream "$upstream" -control "$host:9094"
+start dbproxy "$bin/lab" dbproxy -listen "$host:5434" -upstream "$upstream" -control "$host:9094"
 ready dbproxy "http://$host:9094/healthz"
 
 # The services on 808N (admin 909N), N = 1, 2, 3, through the proxy.
@@ -142,7 +142,7 @@ for i in 0 1 2; do
 	ready "${services[$i]}" "http://$host:808$((i + 1))/readyz"
 done
 
-start background "$bin/loadtest" background -rate "$rate" -listen "$host:9095" \
+start background "$bin/lab" background -rate "$rate" -listen "$host:9095" \
 	unbounded="http://$host:8081" semaphore="http://$host:8082" pipeline="http://$host:8083"
 ready background "http://$host:9095/rate"
 
@@ -160,7 +160,7 @@ targets=()
 for i in 0 1 2; do
 	targets+=(-target "${services[$i]}=http://$host:808$((i + 1))" -metrics "${services[$i]}=http://$host:909$((i + 1))/metrics")
 done
-start front "$bin/loadtest" front -listen "$host:8080" -out "$dir/front" -prometheus "http://$host:9090" \
+start front "$bin/lab" front -listen "$host:8080" -out "$dir/front" -prometheus "http://$host:9090" \
 	-background "http://$host:9095" -dbproxy "http://$host:9094" -dbproxy-host "$host:5434" -lab-db "$db" "${targets[@]}"
 ready front "http://$host:8080/api/config"
 

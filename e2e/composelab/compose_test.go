@@ -131,7 +131,7 @@ func nofileOverride(t *testing.T) string {
 	}
 	var b strings.Builder
 	b.WriteString("# nofile only: what this machine's engine can grant (composelab).\nservices:\n")
-	for _, s := range []string{"unbounded", "semaphore", "pipeline", "front", "loadtest"} {
+	for _, s := range []string{"unbounded", "semaphore", "pipeline", "front", "lab", "loadtest"} {
 		fmt.Fprintf(&b, "  %s:\n    ulimits:\n      nofile: {soft: %d, hard: %d}\n", s, n, n)
 	}
 	path := filepath.Join(t.TempDir(), "compose.nofile.yaml")

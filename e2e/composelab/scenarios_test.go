@@ -26,7 +26,7 @@ import (
 const (
 	proxyUp       = `LAB_DATABASE_URL='postgres://orderlab:orderlab@dbproxy:5432/orderlab?sslmode=disable' \` + "\n" + `  docker compose --profile dbproxy up --build -d --wait`
 	proxyURL      = "postgres://orderlab:orderlab@dbproxy:5432/orderlab?sslmode=disable"
-	proxyScenario = "docker compose run --rm loadtest scenario db-latency"
+	proxyScenario = "docker compose run --rm lab scenario db-latency"
 )
 
 // labScenario is a catalog scenario the lab stages, and whether it needs
@@ -75,7 +75,7 @@ func allKnobs(t *testing.T) map[string]map[string]knobs.Knob {
 	return out
 }
 
-// runScenario runs `docker compose run --rm loadtest scenario NAME args`,
+// runScenario runs `docker compose run --rm lab scenario NAME args`,
 // as docs/lab-scenarios.md gives it, and checks that every knob is back
 // as it was found (value and source).
 func runScenario(t *testing.T, l *composeLab, timeout time.Duration, name string, args ...string) {
@@ -87,7 +87,7 @@ func runScenario(t *testing.T, l *composeLab, timeout time.Duration, name string
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
-	cmd := append([]string{"run", "--rm", "loadtest", "scenario", name}, args...)
+	cmd := append([]string{"run", "--rm", "lab", "scenario", name}, args...)
 	out, err := l.run(ctx, nil, cmd...)
 	var exit *exec.ExitError
 	switch {
@@ -96,7 +96,7 @@ func runScenario(t *testing.T, l *composeLab, timeout time.Duration, name string
 	case errors.As(err, &exit) && exit.ExitCode() == 1:
 		t.Logf("%s: staged, an expectation missed (%s):\n%s", name, time.Since(start).Round(time.Second), tail(out, 12))
 	default:
-		t.Fatalf("docker compose %s: %v\n%s%s", strings.Join(cmd, " "), err, tail(out, 40), l.logs(append([]string{"loadtest"}, modelNames...)...))
+		t.Fatalf("docker compose %s: %v\n%s%s", strings.Join(cmd, " "), err, tail(out, 40), l.logs(append([]string{"lab"}, modelNames...)...))
 	}
 	after := allKnobs(t)
 	for _, svc := range modelNames {

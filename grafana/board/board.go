@@ -52,7 +52,7 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		Refresh("5s").
 		Timezone(common.TimeZoneBrowser).
 		Tooltip(dashboard.DashboardCursorSyncCrosshair).
-		// The lab's front page (loadtest front): run a scenario, read its verdicts.
+		// The lab's front page (lab front): run a scenario, read its verdicts.
 		Link(dashboard.NewDashboardLinkBuilder("Front page: run a pitfall").
 			Type(dashboard.DashboardLinkTypeLink).
 			Url(FrontPageURL).

@@ -2,7 +2,7 @@
 // a service (docs/reference/database-failures.md) and the one fault run: a
 // steady load of keyed orders (internal/ledger), the fault injected, held
 // and lifted, and a Summary of the answers held to the orders table. The
-// services' fault suite (services/internal/apptest), `loadtest faults`
+// services' fault suite (services/internal/apptest), `lab faults`
 // (make faults) and the scenario runner's db_stop (lab/scenario) all
 // run faults through it, under the names of the Catalog.
 //

@@ -65,7 +65,7 @@ func within(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg
 
 func TestImportsRunOneWay(t *testing.T) {
 	graph := imports(t)
-	for _, want := range []string{"services/internal/api", "loadtest/attack", "internal/pgdb"} {
+	for _, want := range []string{"services/internal/api", "loadtest/attack", "lab/scenario", "internal/pgdb"} {
 		if _, ok := graph[want]; !ok {
 			t.Fatalf("go list did not list %s: the test reads the wrong tree", want)
 		}
@@ -94,6 +94,13 @@ func TestImportsRunOneWay(t *testing.T) {
 				if within(dep, "services") || within(dep, "grafana") || within(dep, "deploy") {
 					t.Errorf("%s imports %s: the load generator knows the services only through HTTP and /metrics", pkg, dep)
 				}
+				if within(dep, "lab") {
+					t.Errorf("%s imports %s: the load generator stands alone; the lab uses it, never the reverse", pkg, dep)
+				}
+			case within(pkg, "lab"):
+				if !within(dep, "lab") && !within(dep, "loadtest") && !within(dep, "internal") {
+					t.Errorf("%s imports %s: the lab imports only itself, the load generator and internal/ (the services through HTTP and their knob API)", pkg, dep)
+				}
 			case within(pkg, "grafana"):
 				if !within(dep, "grafana") && dep != "loadtest/annotate" {
 					t.Errorf("%s imports %s: the board imports only itself and the annotation tag it filters on", pkg, dep)
@@ -103,6 +110,26 @@ func TestImportsRunOneWay(t *testing.T) {
 					t.Errorf("%s imports %s: the manifests' generator imports only deploy/", pkg, dep)
 				}
 			}
+		}
+	}
+}
+
+// The load generator's command builds without any package of the lab or of
+// the services: it is usable on its own against any HTTP service.
+func TestTheGeneratorBuildsAlone(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./loadtest")
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps ./loadtest: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 || !strings.Contains(string(out), module+"loadtest/attack") {
+		t.Fatalf("go list -deps ./loadtest listed %d packages, not loadtest/attack among them: the test reads the wrong tree", len(deps))
+	}
+	for _, d := range deps {
+		if p := strings.TrimPrefix(d, module); p != d && (within(p, "lab") || within(p, "services") || within(p, "grafana")) {
+			t.Errorf("loadtest's command depends on %s", p)
 		}
 	}
 }

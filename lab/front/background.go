@@ -29,7 +29,7 @@ func (s *Server) putBackground(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) background(w http.ResponseWriter, r *http.Request, method string, body []byte) {
 	if s.cfg.Background == "" {
-		fail(w, http.StatusNotFound, "no background load known to the page (loadtest front -background URL)")
+		fail(w, http.StatusNotFound, "no background load known to the page (lab front -background URL)")
 		return
 	}
 	req, err := http.NewRequestWithContext(r.Context(), method, strings.TrimRight(s.cfg.Background, "/")+"/rate", bytes.NewReader(body))

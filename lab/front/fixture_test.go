@@ -111,7 +111,7 @@ type fixtureConfig struct {
 	services []string
 	env      map[string]string // besides ADMIN_TOKEN and SHUTDOWN_TIMEOUT
 	catalog  []scenario.Scenario
-	// proxy puts the lab's database proxy (loadtest dbproxy's) between the
+	// proxy puts the lab's database proxy (lab dbproxy's) between the
 	// services and Postgres, for the scenarios that set db_latency or
 	// db_stop.
 	proxy bool
@@ -169,7 +169,7 @@ func startFixture(t *testing.T, cfg fixtureConfig) *fixture {
 	return f
 }
 
-// startProxy puts a fault proxy, driven by loadtest dbproxy's control API,
+// startProxy puts a fault proxy, driven by lab dbproxy's control API,
 // in front of db's server: it returns db's URL through the proxy, for the
 // services, and the proxy as the runner reaches it (db itself for the
 // ledger check of db_stop).

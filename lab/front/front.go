@@ -1,7 +1,7 @@
 // Package front is the lab's front page (docs/front-page.md): pick a
 // scenario of the catalog, run it in the running lab, watch it, read its
 // verdict, and change the services' knobs and the background load, from a
-// browser. `loadtest front` serves it.
+// browser. `lab front` serves it.
 //
 // Everything the page does goes through its JSON API under /api/, which
 // curl can use as well:
@@ -57,7 +57,7 @@ import (
 type Config struct {
 	// Runner is the template of every run: Endpoints (each with its
 	// AdminURL), Token, Annotate, Board, DBProxy, AllowRemote and Out, as
-	// `loadtest scenario -lab` sets them. Quick, Log and Progress are set per run.
+	// `lab scenario -lab` sets them. Quick, Log and Progress are set per run.
 	Runner scenario.Runner
 	// Catalog is every scenario the page offers, in order.
 	Catalog []scenario.Scenario
@@ -66,7 +66,7 @@ type Config struct {
 	// Grafana is Grafana's home as a browser opens it, for the page's links;
 	// Runner.Board is the board.
 	Grafana string
-	// Background is the base URL of `loadtest background -listen`'s
+	// Background is the base URL of `lab background -listen`'s
 	// listener (GET and PUT /rate); empty: the page has no background load
 	// to change.
 	Background string

@@ -97,7 +97,7 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.cfg.Prometheus == "" {
-		fail(w, http.StatusNotFound, "no Prometheus known to the page (loadtest front -prometheus URL)")
+		fail(w, http.StatusNotFound, "no Prometheus known to the page (lab front -prometheus URL)")
 		return
 	}
 	v := rs.view()

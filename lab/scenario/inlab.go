@@ -8,7 +8,7 @@ import (
 )
 
 // InLab says whether s can be staged against running services (the compose
-// lab, loadtest scenario -lab) and, when it cannot, what is missing there.
+// lab, lab scenario -lab) and, when it cannot, what is missing there.
 // The runner refuses such a scenario rather than measure something else.
 // A scenario that sets db_latency or db_stop needs the lab's database proxy
 // too (Runner.DBProxy), which the runner checks when it starts: why says so.

@@ -297,7 +297,7 @@ func command(res *Result) string {
 	c := "make scenario NAME=" + res.Scenario.Name
 	quick, count := " QUICK=1", " COUNT=%d"
 	if !res.Local {
-		c, quick, count = "loadtest scenario -lab "+res.Scenario.Name, " -quick", " -count %d"
+		c, quick, count = "lab scenario -lab "+res.Scenario.Name, " -quick", " -count %d"
 	}
 	if res.Quick {
 		c += quick

@@ -277,7 +277,7 @@ async function refreshSeries(run) {
   const note = $("#charts-note");
   if (!r.ok) {
     note.hidden = false;
-    note.textContent = `No live charts: ${refusal(r)}. The page reads them from Prometheus (loadtest front -prometheus URL); docs/front-page.md says how to run one outside Docker. The verdict and the report do not need it.`;
+    note.textContent = `No live charts: ${refusal(r)}. The page reads them from Prometheus (lab front -prometheus URL); docs/front-page.md says how to run one outside Docker. The verdict and the report do not need it.`;
     chartsFor([], []);
     return;
   }

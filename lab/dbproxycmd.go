@@ -12,13 +12,14 @@ import (
 
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/lab/dbproxy"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
-const dbproxyUsage = `usage: loadtest dbproxy [flags]
+const dbproxyUsage = `usage: lab dbproxy [flags]
 
 The lab's database fault proxy (compose profile dbproxy): a TCP proxy from
 -listen to -upstream whose faults (latency, blackhole, reset, down) are set
-through an HTTP control API on -control, which loadtest scenario -lab drives
+through an HTTP control API on -control, which lab scenario -lab drives
 (docs/lab-scenarios.md). Runs until stopped.
 
 flags:
@@ -27,19 +28,19 @@ flags:
 type dbproxyPlan struct{ listen, upstream, control string }
 
 func parseDBProxy(args []string, stderr io.Writer) (*dbproxyPlan, error) {
-	fs := flag.NewFlagSet("loadtest dbproxy", flag.ContinueOnError)
+	fs := flag.NewFlagSet("lab dbproxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, dbproxyUsage); fs.PrintDefaults() }
 	p := &dbproxyPlan{}
 	fs.StringVar(&p.listen, "listen", ":5432", "`host:port` the services connect to")
 	fs.StringVar(&p.upstream, "upstream", "postgres:5432", "Postgres `host:port`")
 	fs.StringVar(&p.control, "control", ":9090", "`host:port` of the control API")
-	pos, _, err := parseInterleaved(fs, args)
+	pos, _, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if len(pos) > 0 {
-		return nil, usagef("", "unexpected argument %q", pos[0])
+		return nil, cli.Usagef("", "unexpected argument %q", pos[0])
 	}
 	return p, nil
 }
@@ -47,14 +48,14 @@ func parseDBProxy(args []string, stderr io.Writer) (*dbproxyPlan, error) {
 func (p *dbproxyPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 	px, err := faultproxy.NewOn(p.listen, p.upstream)
 	if err != nil {
-		fmt.Fprintf(stderr, "loadtest dbproxy: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab dbproxy: %v\n", err)
+		return cli.ExitFail
 	}
 	defer px.Close()
 	ln, err := net.Listen("tcp", p.control)
 	if err != nil {
-		fmt.Fprintf(stderr, "loadtest dbproxy: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab dbproxy: %v\n", err)
+		return cli.ExitFail
 	}
 	srv := &http.Server{Handler: dbproxy.NewServer(px), ReadHeaderTimeout: 5 * time.Second}
 	fmt.Fprintf(stdout, "dbproxy: %s -> %s, control on %s\n", px.Addr, p.upstream, ln.Addr())
@@ -68,8 +69,8 @@ func (p *dbproxyPlan) execute(ctx context.Context, stdout, stderr io.Writer) int
 		err = srv.Shutdown(shut)
 	}
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "loadtest dbproxy: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab dbproxy: %v\n", err)
+		return cli.ExitFail
 	}
-	return exitOK
+	return cli.ExitOK
 }

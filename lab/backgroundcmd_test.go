@@ -12,13 +12,15 @@ import (
 	"github.com/orderlab/orderlab/internal/metrictest"
 	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/internal/proc"
+	"github.com/orderlab/orderlab/internal/standin"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // TestBackgroundServesItsCountsUntilStopped runs the background command
 // against a stand-in service: its /metrics shows the requests it sent,
 // under the service's name, and a stop is a normal end (exit 0).
 func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
-	s := newService(t, false)
+	s := standin.New(t, false)
 	bg := startBackground(t, s, "50", func(string) string { return "" })
 
 	counted := map[string]string{"job": "svc", "outcome": "ok", "route": "/orders"}
@@ -33,14 +35,14 @@ func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 		return nil
 	})
 	bg.cancel()
-	if code := <-bg.done; code != exitOK {
+	if code := <-bg.done; code != cli.ExitOK {
 		t.Fatalf("exit %d after a stop, want 0: %s", code, bg.errb.String())
 	}
 	if err != nil {
 		t.Errorf("no counted orders on /metrics within 30 s: %v", err)
 	}
-	if s.orders.Load() < 2 {
-		t.Errorf("the service got %d orders", s.orders.Load())
+	if s.Orders.Load() < 2 {
+		t.Errorf("the service got %d orders", s.Orders.Load())
 	}
 	if !strings.Contains(bg.out.String(), "50 requests/s to each of svc") {
 		t.Errorf("stdout does not say what runs: %q", bg.out.String())
@@ -52,7 +54,7 @@ func TestBackgroundServesItsCountsUntilStopped(t *testing.T) {
 // once, successfully.
 func TestBackgroundRateZeroIsOff(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "background", "-rate", "0", "-allow-remote", "unbounded=http://unbounded:8080")
-	if code != exitOK || !strings.Contains(stdout, "off") {
+	if code != cli.ExitOK || !strings.Contains(stdout, "off") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and \"off\"", code, stdout, stderr)
 	}
 }
@@ -67,8 +69,8 @@ func TestBackgroundUsageErrorsExitTwo(t *testing.T) {
 		{"background", "a=http://127.0.0.1:1", "a=http://127.0.0.1:2"},
 		{"background", "-listen", "9090", "a=http://127.0.0.1:1"},
 	} {
-		if code, _, stderr := runCLI(t, args...); code != exitUsage {
-			t.Errorf("%v: exit %d, want %d (usage); stderr %q", args, code, exitUsage, stderr)
+		if code, _, stderr := runCLI(t, args...); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want %d (usage); stderr %q", args, code, cli.ExitUsage, stderr)
 		}
 	}
 }
@@ -77,11 +79,11 @@ func TestBackgroundUsageErrorsExitTwo(t *testing.T) {
 // (the lab's front page changes the rate), rate 0 idles, sends no load, and
 // starts sending once PUT /rate raises a target's rate.
 func TestBackgroundAtRateZeroWaitsForPUTRate(t *testing.T) {
-	s := newService(t, false)
+	s := standin.New(t, false)
 	bg := startBackground(t, s, "0", func(k string) string { return map[string]string{"ADMIN_TOKEN": "tok"}[k] })
 	defer func() {
 		bg.cancel()
-		if code := <-bg.done; code != exitOK {
+		if code := <-bg.done; code != cli.ExitOK {
 			t.Errorf("exit %d after a stop, want 0: %s", code, bg.errb.String())
 		}
 	}()
@@ -94,7 +96,7 @@ func TestBackgroundAtRateZeroWaitsForPUTRate(t *testing.T) {
 		resp.Body.Close()
 		return nil
 	})
-	if n := s.orders.Load(); n > 1 { // the one order its reads need (createOrder)
+	if n := s.Orders.Load(); n > 1 { // the one order its reads need (createOrder)
 		t.Fatalf("%d orders sent at rate 0, want at most the one its reads need", n)
 	}
 	req, err := http.NewRequest(http.MethodPut, rateURL, strings.NewReader(`{"svc": 50}`))
@@ -111,14 +113,14 @@ func TestBackgroundAtRateZeroWaitsForPUTRate(t *testing.T) {
 		t.Fatalf("PUT /rate: %s", resp.Status)
 	}
 	poll.Until(t, 30*time.Second, "orders after PUT /rate raised the rate", func() error {
-		if n := s.orders.Load(); n < 3 {
+		if n := s.Orders.Load(); n < 3 {
 			return fmt.Errorf("%d orders", n)
 		}
 		return nil
 	})
 }
 
-// runningBackground is `loadtest background` running in the test against a
+// runningBackground is `lab background` running in the test against a
 // stand-in service, its listener on addr.
 type runningBackground struct {
 	addr      string
@@ -127,9 +129,9 @@ type runningBackground struct {
 	done      chan int // its exit code, once cancel has stopped it
 }
 
-// startBackground runs `loadtest background -rate rate -listen ADDR
+// startBackground runs `lab background -rate rate -listen ADDR
 // svc=URL` against s with getenv as its environment.
-func startBackground(t *testing.T, s *service, rate string, getenv func(string) string) *runningBackground {
+func startBackground(t *testing.T, s *standin.Service, rate string, getenv func(string) string) *runningBackground {
 	t.Helper()
 	addrs, err := proc.LoopbackAddrs(1)
 	if err != nil {
@@ -138,7 +140,7 @@ func startBackground(t *testing.T, s *service, rate string, getenv func(string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	bg := &runningBackground{addr: addrs[0], out: &bytes.Buffer{}, errb: &bytes.Buffer{}, cancel: cancel, done: make(chan int, 1)}
 	go func() {
-		bg.done <- run(ctx, []string{"background", "-rate", rate, "-listen", bg.addr, "svc=" + s.api.URL}, getenv, bg.out, bg.errb)
+		bg.done <- run(ctx, []string{"background", "-rate", rate, "-listen", bg.addr, "svc=" + s.API.URL}, getenv, bg.out, bg.errb)
 	}()
 	return bg
 }

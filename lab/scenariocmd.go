@@ -16,10 +16,11 @@ import (
 	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
+	"github.com/orderlab/orderlab/loadtest/cli"
 	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
-const scenarioUsage = `usage: loadtest scenario [flags] NAME|FILE.yaml... | all | -list | -render FILE.json
+const scenarioUsage = `usage: lab scenario [flags] NAME|FILE.yaml... | all | -list | -render FILE.json
 
 Runs scenarios of the catalog (lab/scenario/catalog) and writes
 OUT/<scenario>/<timestamp>.{json,md,html}. By default it starts the three
@@ -30,7 +31,7 @@ With -lab it stages the scenario in the running compose lab instead: each
 phase's knobs applied live through the services' PATCH /knobs (ADMIN_TOKEN),
 each phase annotated on the board, every knob put back afterwards, a verdict
 per expectation and the board's URL for the run (docs/lab-scenarios.md).
-Inside compose (docker compose run --rm loadtest scenario NAME) -lab is the
+Inside compose (docker compose run --rm lab scenario NAME) -lab is the
 default. -list says which scenarios the lab can stage. With -target name=URL
 (and -metrics name=URL, the admin listener's /metrics) it runs likewise
 against other running services; with -lab, -target moves one of the lab's
@@ -56,7 +57,7 @@ type scenarioPlan struct {
 // parseScenarioCmd reads the scenario subcommand's command line and
 // environment (DATABASE_URL, the default of -db) into a plan.
 func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Writer) (*scenarioPlan, error) {
-	fs := flag.NewFlagSet("loadtest scenario", flag.ContinueOnError)
+	fs := flag.NewFlagSet("lab scenario", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, scenarioUsage); fs.PrintDefaults() }
 	p := &scenarioPlan{}
@@ -76,10 +77,10 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 		"Postgres URL of a user that may CREATE DATABASE (default $DATABASE_URL)")
 	fs.DurationVar(&r.Pause, "pause", 0, fmt.Sprintf("pause between targets (default %s, quick 200ms)", measure.DefaultPause))
 	targets, metrics := map[string]string{}, map[string]string{}
-	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", nameURLFlag(targets))
-	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", nameURLFlag(metrics))
+	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", cli.NameURLFlag(targets))
+	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", cli.NameURLFlag(metrics))
 	proxy := addProxyFlags(fs)
-	names, _, err := parseInterleaved(fs, args)
+	names, _, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +88,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 		return p, nil
 	}
 	if r.Count < 1 {
-		return nil, usagef("count", "must be at least 1")
+		return nil, cli.Usagef("count", "must be at least 1")
 	}
 	for name := range metrics {
 		if targets[name] == "" {
@@ -106,10 +107,10 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	// published elsewhere, or the e2e's).
 	for name, u := range targets {
 		if _, known := r.Endpoints[name]; *lab && !known {
-			return nil, usagef("target", "%s: the lab's services are %s", name, strings.Join(scenario.Services, ", "))
+			return nil, cli.Usagef("target", "%s: the lab's services are %s", name, strings.Join(scenario.Services, ", "))
 		}
 		if *lab && metrics[name] == "" {
-			return nil, usagef("metrics", "-lab -target %s=URL needs -metrics %s=URL (its admin listener's /metrics)", name, name)
+			return nil, cli.Usagef("metrics", "-lab -target %s=URL needs -metrics %s=URL (its admin listener's /metrics)", name, name)
 		}
 		r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
 	}
@@ -125,7 +126,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 // pick returns the scenarios named, or all of them for "all".
 func pick(names []string) ([]scenario.Scenario, error) {
 	if len(names) == 0 {
-		return nil, errors.New("name a scenario, or all (loadtest scenario -list)")
+		return nil, errors.New("name a scenario, or all (lab scenario -list)")
 	}
 	if len(names) == 1 && names[0] == "all" {
 		return catalog.All()
@@ -159,7 +160,7 @@ func pickOne(name string) (scenario.Scenario, error) {
 	return s, nil
 }
 
-// The scenario subcommand's exit codes besides exitOK and exitUsage.
+// The scenario subcommand's exit codes besides cli.ExitOK and cli.ExitUsage.
 const (
 	exitMissed = 1 // an expectation was missed
 	exitNotRun = 2 // a scenario could not run to its end
@@ -183,16 +184,16 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 	case p.render != "":
 		files, err := scenario.Render(p.render)
 		if err != nil {
-			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
-			return exitFail
+			fmt.Fprintf(stderr, "lab scenario: %v\n", err)
+			return cli.ExitFail
 		}
 		fmt.Fprintf(stdout, "wrote %s, %s\n", files.Markdown, files.HTML)
-		return exitOK
+		return cli.ExitOK
 	case p.list:
 		all, err := catalog.All()
 		if err != nil {
-			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
-			return exitFail
+			fmt.Fprintf(stderr, "lab scenario: %v\n", err)
+			return cli.ExitFail
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "#\tscenario\ttitle\tin the lab")
@@ -207,14 +208,14 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Number, s.Name, s.Title, inLab)
 		}
 		if err := tw.Flush(); err != nil {
-			fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
-			return exitFail
+			fmt.Fprintf(stderr, "lab scenario: %v\n", err)
+			return cli.ExitFail
 		}
-		return exitOK
+		return cli.ExitOK
 	}
 	r := p.runner
 	r.Log = stdout
-	code := exitOK
+	code := cli.ExitOK
 	start := time.Now()
 	for i, s := range p.todo {
 		if len(p.todo) > 1 {
@@ -224,7 +225,7 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 		res, files, err := r.Run(ctx, s)
 		if res != nil {
 			if err := scenario.WriteMarkdown(stdout, res); err != nil {
-				fmt.Fprintf(stderr, "loadtest scenario: %v\n", err)
+				fmt.Fprintf(stderr, "lab scenario: %v\n", err)
 			}
 			fmt.Fprintf(stdout, "\nwrote %s, %s, %s (%.0f s)\n", files.JSON, files.Markdown, files.HTML, res.Elapsed)
 			if res.Board != "" {
@@ -236,7 +237,7 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			code = max(code, exitMissed)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "loadtest scenario: %s: %v\n", s.Name, err)
+			fmt.Fprintf(stderr, "lab scenario: %s: %v\n", s.Name, err)
 			code = exitNotRun
 		}
 		if ctx.Err() != nil {

@@ -14,18 +14,19 @@ import (
 	"github.com/orderlab/orderlab/lab/front"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
-const frontUsage = `usage: loadtest front [flags]
+const frontUsage = `usage: lab front [flags]
 
 The lab's front page (docs/front-page.md): pick a scenario of the catalog,
-run it in the running lab (as loadtest scenario NAME -lab does), watch it,
+run it in the running lab (as lab scenario NAME -lab does), watch it,
 read its verdicts; change the services' knobs and the background load. Open
 http://127.0.0.1:8080. Its JSON API under /api/ is what the page uses.
 
 From the host it drives compose's published ports (the same as make run's);
 inside compose (ORDERLAB_LAB=compose) the services by name. -target and
--metrics point it at other services, as for loadtest scenario.
+-metrics point it at other services, as for lab scenario.
 
 flags:
 `
@@ -37,7 +38,7 @@ type frontPlan struct {
 }
 
 func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*frontPlan, error) {
-	fs := flag.NewFlagSet("loadtest front", flag.ContinueOnError)
+	fs := flag.NewFlagSet("lab front", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, frontUsage); fs.PrintDefaults() }
 	compose := inCompose(getenv)
@@ -51,28 +52,28 @@ func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*f
 	}
 	fs.StringVar(&p.cfg.Runner.Out, "out", out, "results `directory` of the runs")
 	fs.StringVar(&p.cfg.Prometheus, "prometheus", prom, "the lab's Prometheus, for the live charts (`URL`)")
-	fs.StringVar(&p.cfg.Background, "background", bg, "`URL` of loadtest background's -listen (GET/PUT /rate); empty: none")
+	fs.StringVar(&p.cfg.Background, "background", bg, "`URL` of lab background's -listen (GET/PUT /rate); empty: none")
 	fs.StringVar(&p.cfg.Grafana, "grafana", "http://127.0.0.1:3000", "Grafana as the browser opens it, for the page's links (`URL`)")
 	proxy := addProxyFlags(fs)
 	targets, metrics := map[string]string{}, map[string]string{}
-	fs.Func("target", "`name=URL` of a service to use instead of the lab's (repeatable; with -metrics)", nameURLFlag(targets))
-	fs.Func("metrics", "`name=URL` of a -target's /metrics on its admin listener (repeatable)", nameURLFlag(metrics))
-	pos, _, err := parseInterleaved(fs, args)
+	fs.Func("target", "`name=URL` of a service to use instead of the lab's (repeatable; with -metrics)", cli.NameURLFlag(targets))
+	fs.Func("metrics", "`name=URL` of a -target's /metrics on its admin listener (repeatable)", cli.NameURLFlag(metrics))
+	pos, _, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if len(pos) > 0 {
-		return nil, usagef("", "front takes no arguments, got %q", pos)
+		return nil, cli.Usagef("", "front takes no arguments, got %q", pos)
 	}
 	if p.cfg.Keep < 1 {
-		return nil, usagef("keep", "must be at least 1")
+		return nil, cli.Usagef("keep", "must be at least 1")
 	}
 	host, _, err := net.SplitHostPort(p.listen)
 	if err != nil {
-		return nil, usagef("listen", "%v", err)
+		return nil, cli.Usagef("listen", "%v", err)
 	}
 	if ip := net.ParseIP(host); !*allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, usagef("listen", "%s is not a loopback address: give -allow-remote to serve beyond this machine", p.listen)
+		return nil, cli.Usagef("listen", "%s is not a loopback address: give -allow-remote to serve beyond this machine", p.listen)
 	}
 	r := &p.cfg.Runner
 	if err := useLab(r, getenv); err != nil {
@@ -112,29 +113,29 @@ func (p *frontPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 	p.cfg.Log = stdout
 	srv, err := front.New(p.cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab front: %v\n", err)
+		return cli.ExitFail
 	}
 	defer srv.Close()
 	ln, err := net.Listen("tcp", p.listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab front: %v\n", err)
+		return cli.ExitFail
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(stdout, "loadtest front: the lab's front page on http://%s (board %s)\n", ln.Addr(), p.cfg.Runner.Board)
+	fmt.Fprintf(stdout, "lab front: the lab's front page on http://%s (board %s)\n", ln.Addr(), p.cfg.Runner.Board)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab front: %v\n", err)
+		return cli.ExitFail
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "loadtest front: %v\n", err)
+		fmt.Fprintf(stderr, "lab front: %v\n", err)
 	}
-	return exitOK
+	return cli.ExitOK
 }

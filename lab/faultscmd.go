@@ -12,9 +12,10 @@ import (
 
 	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/lab/faults"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
-const faultsUsage = `usage: loadtest faults [flags]
+const faultsUsage = `usage: lab faults [flags]
 
 Measures what the services do when their database fails (docs/reference/database-failures.md): for each fault and service, the service from -bin against a
 throwaway Postgres cluster (initdb and pg_ctl from the installed PostgreSQL),
@@ -34,7 +35,7 @@ type faultsPlan struct {
 }
 
 func parseFaultsCmd(args []string, stderr io.Writer) (*faultsPlan, error) {
-	fs := flag.NewFlagSet("loadtest faults", flag.ContinueOnError)
+	fs := flag.NewFlagSet("lab faults", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintf(stderr, faultsUsage, faultNames()); fs.PrintDefaults() }
 	p := &faultsPlan{}
@@ -48,18 +49,18 @@ func parseFaultsCmd(args []string, stderr io.Writer) (*faultsPlan, error) {
 	fs.DurationVar(&c.After, "after", 5*time.Second, "load after the fault ends")
 	timeout := fs.Duration("request-timeout", 5*time.Second, "the services' REQUEST_TIMEOUT: how long a request may hang on a silent network")
 	fs.StringVar(&c.LogDir, "logs", filepath.Join(os.TempDir(), "orderlab-faults"), "directory for the services' logs")
-	pos, _, err := parseInterleaved(fs, args)
+	pos, _, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if len(pos) > 0 {
-		return nil, usagef("", "unexpected argument %q", pos[0])
+		return nil, cli.Usagef("", "unexpected argument %q", pos[0])
 	}
 	if c.Rate < 1 {
-		return nil, usagef("rate", "must be at least 1")
+		return nil, cli.Usagef("rate", "must be at least 1")
 	}
 	if c.Services = strings.Split(services, ","); services == "" {
-		return nil, usagef("services", "name at least one service")
+		return nil, cli.Usagef("services", "name at least one service")
 	}
 	if only == "all" {
 		c.Faults = dbfault.Catalog
@@ -67,7 +68,7 @@ func parseFaultsCmd(args []string, stderr io.Writer) (*faultsPlan, error) {
 		for _, name := range strings.Split(only, ",") {
 			f, ok := dbfault.Named(name)
 			if !ok {
-				return nil, usagef("faults", "unknown fault %q", name)
+				return nil, cli.Usagef("faults", "unknown fault %q", name)
 			}
 			c.Faults = append(c.Faults, f)
 		}
@@ -94,14 +95,14 @@ func (p *faultsPlan) execute(ctx context.Context, stdout, stderr io.Writer) int 
 	}
 	fmt.Fprintf(stdout, "\n%d run(s) in %s; service logs in %s\n", len(rs), time.Since(start).Round(time.Second), p.cfg.LogDir)
 	if err != nil {
-		fmt.Fprintf(stderr, "loadtest faults: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab faults: %v\n", err)
+		return cli.ExitFail
 	}
 	for _, r := range rs {
 		if !r.OK() {
-			fmt.Fprintf(stderr, "loadtest faults: %s under %s: the table contradicts an answer, or a 500\n", r.Service, r.Fault)
-			return exitFail
+			fmt.Fprintf(stderr, "lab faults: %s under %s: the table contradicts an answer, or a 500\n", r.Service, r.Fault)
+			return cli.ExitFail
 		}
 	}
-	return exitOK
+	return cli.ExitOK
 }

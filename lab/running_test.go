@@ -68,7 +68,7 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 	if px := p.runner.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" || px.Database != "postgres://x@127.0.0.1:5/y" {
 		t.Errorf("-dbproxy: %+v", px)
 	}
-	// loadtest front takes the same three, for the same proxy.
+	// lab front takes the same three, for the same proxy.
 	fp, err := parseFront([]string{"-dbproxy", "http://127.0.0.1:3", "-dbproxy-host", "127.0.0.1:4", "-lab-db", "postgres://x@127.0.0.1:5/y"}, none, io.Discard)
 	if err != nil {
 		t.Fatal(err)

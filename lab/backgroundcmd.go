@@ -16,6 +16,7 @@ import (
 
 	"github.com/orderlab/orderlab/lab/background"
 	"github.com/orderlab/orderlab/loadtest/attack"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // backgroundPlan is a parsed background command: the lab's background load
@@ -28,37 +29,37 @@ type backgroundPlan struct {
 
 // parseBackground reads the background command line into a plan.
 func parseBackground(args []string, getenv func(string) string, stderr io.Writer) (*backgroundPlan, error) {
-	fs := flag.NewFlagSet("loadtest background", flag.ContinueOnError)
+	fs := flag.NewFlagSet("lab background", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	rate := fs.Float64("rate", 4, "requests per second to each target, over the whole mix; 0: off (idle until PUT /rate, with -listen and ADMIN_TOKEN; otherwise exit at once)")
 	listen := fs.String("listen", "", "`address` to serve the counts on at /metrics, and the rates at /rate, e.g. :9090 (default: none)")
 	timeout := fs.Duration("timeout", attack.Defaults(attack.ModeOpen).Timeout, "per-request timeout")
 	allowRemote := fs.Bool("allow-remote", false, "allow targets outside the loopback interface (compose service names)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: loadtest background [flags] name=URL ...\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: lab background [flags] name=URL ...\n\n"+
 			"A gentle, endless open-loop mix (orders, reads, /work/db, /work/api, /work/cpu) to each\n"+
 			"target, so that the board has data; see docs/lab.md, \"Background load\". With -listen,\n"+
 			"GET /rate shows each target's rate and PUT /rate {\"name\": rate} changes it live\n"+
 			"(Authorization: Bearer $ADMIN_TOKEN; 0 stops that target's load).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	pos, _, err := parseInterleaved(fs, args)
+	pos, _, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
 		return nil, err
 	}
 	if !(*rate >= 0) || *rate > 10000 { // NaN compares false
-		return nil, usagef("rate", "%v: want 0 (off) to 10000 requests per second", *rate)
+		return nil, cli.Usagef("rate", "%v: want 0 (off) to 10000 requests per second", *rate)
 	}
 	if *timeout <= 0 {
-		return nil, usagef("timeout", "must be positive")
+		return nil, cli.Usagef("timeout", "must be positive")
 	}
 	if *listen != "" {
 		if _, _, err := net.SplitHostPort(*listen); err != nil {
-			return nil, usagef("listen", "%v", err)
+			return nil, cli.Usagef("listen", "%v", err)
 		}
 	}
 	if len(pos) == 0 {
-		return nil, usagef("", "want at least one name=URL target")
+		return nil, cli.Usagef("", "want at least one name=URL target")
 	}
 	p := &backgroundPlan{listen: *listen, token: getenv("ADMIN_TOKEN"), load: background.Config{
 		Rate: *rate, Timeout: *timeout, AllowRemote: *allowRemote,
@@ -67,14 +68,14 @@ func parseBackground(args []string, getenv func(string) string, stderr io.Writer
 	for _, arg := range pos {
 		name, u, ok := strings.Cut(arg, "=")
 		if !ok || name == "" {
-			return nil, usagef("", "target %q: want name=URL", arg)
+			return nil, cli.Usagef("", "target %q: want name=URL", arg)
 		}
 		if seen[name] {
-			return nil, usagef("", "target %q named twice", name)
+			return nil, cli.Usagef("", "target %q named twice", name)
 		}
 		seen[name] = true
 		if _, err := attack.ParseURL(u, *allowRemote); err != nil {
-			return nil, usagef("", "target %s: %v", name, err)
+			return nil, cli.Usagef("", "target %s: %v", name, err)
 		}
 		p.load.Targets = append(p.load.Targets, background.Target{Name: name, URL: u})
 	}
@@ -86,8 +87,8 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 	if p.load.Rate == 0 && (p.listen == "" || p.token == "") {
 		// Nothing could switch it on (PUT /rate needs the listener and
 		// the token): off means gone.
-		fmt.Fprintln(stdout, "loadtest background: off (rate 0)")
-		return exitOK
+		fmt.Fprintln(stdout, "lab background: off (rate 0)")
+		return cli.ExitOK
 	}
 	reg := prometheus.NewRegistry()
 	p.load.Metrics, p.load.Log = reg, stdout
@@ -99,8 +100,8 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 	if p.listen != "" {
 		ln, err := net.Listen("tcp", p.listen)
 		if err != nil {
-			fmt.Fprintf(stderr, "loadtest background: -listen: %v\n", err)
-			return exitFail
+			fmt.Fprintf(stderr, "lab background: -listen: %v\n", err)
+			return cli.ExitFail
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -108,7 +109,7 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				fmt.Fprintf(stderr, "loadtest background: metrics listener: %v\n", err)
+				fmt.Fprintf(stderr, "lab background: metrics listener: %v\n", err)
 			}
 		}()
 		defer func() {
@@ -117,15 +118,15 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 			_ = srv.Shutdown(shutdown)
 		}()
 	}
-	fmt.Fprintf(stdout, "loadtest background: %g requests/s to each of %s (orders, reads, /work/db, /work/api, /work/cpu), User-Agent %s",
+	fmt.Fprintf(stdout, "lab background: %g requests/s to each of %s (orders, reads, /work/db, /work/api, /work/cpu), User-Agent %s",
 		p.load.Rate, strings.Join(names, ", "), background.UserAgent)
 	if p.listen != "" {
 		fmt.Fprintf(stdout, "; counts on %s/metrics", p.listen)
 	}
 	fmt.Fprintln(stdout)
 	if err := background.Run(ctx, p.load); err != nil {
-		fmt.Fprintf(stderr, "loadtest background: %v\n", err)
-		return exitFail
+		fmt.Fprintf(stderr, "lab background: %v\n", err)
+		return cli.ExitFail
 	}
-	return exitOK
+	return cli.ExitOK
 }

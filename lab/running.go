@@ -10,10 +10,11 @@ import (
 	"github.com/orderlab/orderlab/lab/dbproxy"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/annotate"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // labEnv is set by compose on its loadtest service (compose.yaml): there
-// `loadtest scenario NAME` runs against the lab by the services' names,
+// `lab scenario NAME` runs against the lab by the services' names,
 // with no flag (docs/lab-scenarios.md).
 const labEnv = "ORDERLAB_LAB"
 
@@ -43,13 +44,13 @@ func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "comp
 func useLab(r *scenario.Runner, getenv func(string) string) error {
 	compose := inCompose(getenv)
 	r.Endpoints = map[string]scenario.Endpoint{}
-	for _, t := range defaultTargets {
-		ep := scenario.Endpoint{URL: t.url, MetricsURL: t.metrics, AdminURL: strings.TrimSuffix(t.metrics, "/metrics")}
+	for _, s := range cli.LocalServices {
+		ep := scenario.Endpoint{URL: s.URL, MetricsURL: s.Metrics, AdminURL: strings.TrimSuffix(s.Metrics, "/metrics")}
 		if compose {
-			admin := "http://" + t.name + ":9090"
-			ep = scenario.Endpoint{URL: "http://" + t.name + ":8080", MetricsURL: admin + "/metrics", AdminURL: admin}
+			admin := "http://" + s.Name + ":9090"
+			ep = scenario.Endpoint{URL: "http://" + s.Name + ":8080", MetricsURL: admin + "/metrics", AdminURL: admin}
 		}
-		r.Endpoints[t.name] = ep
+		r.Endpoints[s.Name] = ep
 	}
 	// Service names are not loopback addresses: remote targets are allowed
 	// inside compose only.
@@ -76,8 +77,8 @@ func useLab(r *scenario.Runner, getenv func(string) string) error {
 }
 
 // proxyFlags are -dbproxy, -dbproxy-host and -lab-db: the database proxy
-// through which a run stages db_latency and db_stop, for loadtest scenario
-// and loadtest front alike.
+// through which a run stages db_latency and db_stop, for lab scenario
+// and lab front alike.
 type proxyFlags struct{ control, host, db *string }
 
 func addProxyFlags(fs *flag.FlagSet) proxyFlags {
@@ -102,7 +103,7 @@ func (f proxyFlags) apply(r *scenario.Runner) error {
 	r.DBProxy.Host = cmp.Or(*f.host, r.DBProxy.Host)
 	r.DBProxy.Database = cmp.Or(*f.db, r.DBProxy.Database)
 	if r.DBProxy.Control == nil {
-		return usagef("dbproxy", "-dbproxy-host and -lab-db need -dbproxy URL (or -lab)")
+		return cli.Usagef("dbproxy", "-dbproxy-host and -lab-db need -dbproxy URL (or -lab)")
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // TestScenarioDatabaseComesFromTheEnvironmentItIsGiven: -db defaults to
@@ -36,7 +37,7 @@ func TestScenarioDatabaseComesFromTheEnvironmentItIsGiven(t *testing.T) {
 
 func TestScenarioListsTheCatalogInOrder(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "scenario", "-list")
-	if code != exitOK {
+	if code != cli.ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
@@ -68,11 +69,11 @@ func TestScenarioUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"scenario", "-bogus"}, "flag provided but not defined"},
 	} {
 		code, _, stderr := runCLI(t, c.args...)
-		if code != exitUsage || !strings.Contains(stderr, c.want) {
+		if code != cli.ExitUsage || !strings.Contains(stderr, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
 		}
 	}
-	if code, _, _ := runCLI(t, "scenario", "-h"); code != exitOK {
+	if code, _, _ := runCLI(t, "scenario", "-h"); code != cli.ExitOK {
 		t.Errorf("scenario -h: exit %d, want 0", code)
 	}
 }

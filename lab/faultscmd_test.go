@@ -9,6 +9,7 @@ import (
 	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/lab/faults"
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // The faults subcommand parses into its plan: every fault by default, a
@@ -30,7 +31,7 @@ func TestFaultsCommandParses(t *testing.T) {
 		t.Errorf("subset: %+v", p.cfg)
 	}
 	code, _, stderr := runCLI(t, "faults", "-faults", "meteor")
-	if code != exitUsage || !strings.Contains(stderr, `unknown fault "meteor"`) {
+	if code != cli.ExitUsage || !strings.Contains(stderr, `unknown fault "meteor"`) {
 		t.Errorf("unknown fault: exit %d, %q", code, stderr)
 	}
 }
