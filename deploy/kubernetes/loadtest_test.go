@@ -39,6 +39,10 @@ func TestLoadJobShardsOneSchedule(t *testing.T) {
 		c.Env[index].ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
 		t.Error("SHARD must be the pod's completion index")
 	}
+	// The lab's image runs lab by default: the generator is its loadtest.
+	if !slices.Equal(c.Command, []string{"/usr/local/bin/loadtest"}) {
+		t.Errorf("generator command %q: want /usr/local/bin/loadtest (the lab's image's entrypoint is lab)", c.Command)
+	}
 	if c.Args[0] != "open" || !slices.Contains(c.Args, "-shard=$(SHARD)/$(SHARDS)") || !slices.Contains(c.Args, "-json=/results/shard-$(SHARD).json") {
 		t.Errorf("generator args %q: want open -shard=$(SHARD)/$(SHARDS) -json=/results/shard-$(SHARD).json", c.Args)
 	}
@@ -46,7 +50,7 @@ func TestLoadJobShardsOneSchedule(t *testing.T) {
 
 	merge := named(t, r, "loadtest-merge", func(j *batchv1.Job) string { return j.Name })
 	script := strings.Join(merge.Spec.Template.Spec.Containers[0].Args, "\n")
-	if !strings.Contains(script, `-ge "$SHARDS"`) || !strings.Contains(script, "orderlab merge") {
+	if !strings.Contains(script, `-ge "$SHARDS"`) || !strings.Contains(script, "loadtest merge") {
 		t.Errorf("the merge Job does not wait for SHARDS reports and merge them:\n%s", script)
 	}
 	for _, j := range []*batchv1.Job{job, merge} {
