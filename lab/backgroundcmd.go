@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -98,24 +96,18 @@ func (p *backgroundPlan) execute(ctx context.Context, stdout, stderr io.Writer) 
 	}
 	p.load.Rates = background.NewRates(p.load.Rate, names...)
 	if p.listen != "" {
-		ln, err := net.Listen("tcp", p.listen)
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		mux.Handle("/rate", p.load.Rates.Handler(p.token, stdout))
+		d, err := listenAndServe(p.listen, mux)
 		if err != nil {
 			fmt.Fprintf(stderr, "lab background: -listen: %v\n", err)
 			return cli.ExitFail
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-		mux.Handle("/rate", p.load.Rates.Handler(p.token, stdout))
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		defer func() {
+			if err := d.shutdown(ctx); err != nil {
 				fmt.Fprintf(stderr, "lab background: metrics listener: %v\n", err)
 			}
-		}()
-		defer func() {
-			shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(shutdown)
 		}()
 	}
 	fmt.Fprintf(stdout, "lab background: %g requests/s to each of %s (orders, reads, /work/db, /work/api, /work/cpu), User-Agent %s",

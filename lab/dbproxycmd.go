@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"time"
 
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/lab/dbproxy"
@@ -52,23 +48,13 @@ func (p *dbproxyPlan) execute(ctx context.Context, stdout, stderr io.Writer) int
 		return cli.ExitFail
 	}
 	defer px.Close()
-	ln, err := net.Listen("tcp", p.control)
+	d, err := listenAndServe(p.control, dbproxy.NewServer(px))
 	if err != nil {
 		fmt.Fprintf(stderr, "lab dbproxy: %v\n", err)
 		return cli.ExitFail
 	}
-	srv := &http.Server{Handler: dbproxy.NewServer(px), ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(stdout, "dbproxy: %s -> %s, control on %s\n", px.Addr, p.upstream, ln.Addr())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		err = srv.Shutdown(shut)
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+	fmt.Fprintf(stdout, "dbproxy: %s -> %s, control on %s\n", px.Addr, p.upstream, d.addr)
+	if err := d.serveUntil(ctx); err != nil {
 		fmt.Fprintf(stderr, "lab dbproxy: %v\n", err)
 		return cli.ExitFail
 	}

@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/orderlab/orderlab/lab/front"
 	"github.com/orderlab/orderlab/lab/scenario"
@@ -117,25 +114,15 @@ func (p *frontPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 		return cli.ExitFail
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", p.listen)
+	d, err := listenAndServe(p.listen, srv)
 	if err != nil {
 		fmt.Fprintf(stderr, "lab front: %v\n", err)
 		return cli.ExitFail
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 5 * time.Second}
-	fmt.Fprintf(stdout, "lab front: the lab's front page on http://%s (board %s)\n", ln.Addr(), p.cfg.Runner.Board)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
+	fmt.Fprintf(stdout, "lab front: the lab's front page on http://%s (board %s)\n", d.addr, p.cfg.Runner.Board)
+	if err := d.serveUntil(ctx); err != nil {
 		fmt.Fprintf(stderr, "lab front: %v\n", err)
 		return cli.ExitFail
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		fmt.Fprintf(stderr, "lab front: %v\n", err)
 	}
 	return cli.ExitOK
 }
