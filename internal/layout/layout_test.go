@@ -19,6 +19,7 @@ var serviceRank = map[string]int{
 	"services/internal/overload":        0,
 	"services/internal/telemetry":       0,
 	"services/internal/knob":            0,
+	"services/internal/knob/labtable":   1,
 	"services/internal/gate":            0,
 	"services/internal/model":           1,
 	"services/internal/audit":           1,

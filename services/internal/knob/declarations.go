@@ -1,5 +1,7 @@
 package knob
 
+//go:generate go run ./labtable -o ../../../lab/scenario/knobs_gen.go
+
 import "time"
 
 // Models are the three concurrency models.
