@@ -13,7 +13,7 @@ import (
 	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
-// labEnv is set by compose on its loadtest service (compose.yaml): there
+// labEnv is set by compose on its lab and loadtest services (compose.yaml): there
 // `lab scenario NAME` runs against the lab by the services' names,
 // with no flag (docs/lab-scenarios.md).
 const labEnv = "ORDERLAB_LAB"

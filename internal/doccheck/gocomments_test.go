@@ -16,13 +16,14 @@ import (
 // database fails)").
 var commentBreak = regexp.MustCompile(`\n[ \t]*// ?`)
 
-// citation is a page named in Go text: README, README.md, loadtest/README.md
+// citation is a page named in Go text: README, README.md, loadtest/README.md,
+// lab/README.md
 // or a docs/ page, with an optional #anchor, and an optional section after
 // a comma, as the code writes them: "(docs/reference/http-servers.md,
 // Limits)", "(README, When the database fails)", `(docs/lab.md, "The
 // Grafana admin password")`. A section starts with a capital letter and
 // ends at a closing bracket, a quote or a stop.
-var citation = regexp.MustCompile(`(?:^|[\s("'` + "`" + `])((?:loadtest/)?README(?:\.md)?|docs/[A-Za-z0-9_/.-]+\.md)(#[a-z0-9-]+)?(?:, "?([A-Z][^)"\\.,;:\n]*))?`)
+var citation = regexp.MustCompile(`(?:^|[\s("'` + "`" + `])((?:loadtest/|lab/)?README(?:\.md)?|docs/[A-Za-z0-9_/.-]+\.md)(#[a-z0-9-]+)?(?:, "?([A-Z][^)"\\.,;:\n]*))?`)
 
 // headingsOf returns the headings of a Markdown page, as written.
 func headingsOf(text string) []string {
@@ -52,7 +53,7 @@ func citedProblems(text string, r *resolver, headings func(string) ([]string, bo
 	var bad []string
 	for _, m := range citation.FindAllStringSubmatch(text, -1) {
 		page, anchor, section := m[1], m[2], strings.TrimSpace(m[3])
-		if page == "README" || page == "loadtest/README" {
+		if page == "README" || page == "loadtest/README" || page == "lab/README" {
 			page += ".md"
 		}
 		if why := r.check(page + anchor); why != "" {

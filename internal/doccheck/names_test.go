@@ -49,11 +49,12 @@ func TestProblemTypesHaveTheirAnchor(t *testing.T) {
 }
 
 // pathLike is a repository path as pages write them in code spans.
-var pathLike = regexp.MustCompile(`^(?:services|loadtest|internal|docs|deploy|grafana|prometheus|e2e|\.ci)/[A-Za-z0-9_./-]*$`)
+var pathLike = regexp.MustCompile(`^(?:services|loadtest|lab|internal|docs|deploy|grafana|prometheus|e2e|\.ci)/[A-Za-z0-9_./-]*$`)
 
 // TestNamedFilesExist: every repository path a page shows in a code span
-// exists (results/ and bin/ are written by runs and are not checked; fenced
-// blocks hold trees and commands, whose paths are relative to something else).
+// exists, from the top or from the page's folder (results/ and bin/ are
+// written by runs and are not checked; fenced blocks hold trees and
+// commands, whose paths are relative to something else).
 func TestNamedFilesExist(t *testing.T) {
 	checked := 0
 	for _, page := range markdownFiles(t) {
@@ -65,7 +66,10 @@ func TestNamedFilesExist(t *testing.T) {
 					continue
 				}
 				checked++
-				if _, err := os.Stat(filepath.Join(root, word)); err != nil {
+				// From the top, or from the page's folder (a folder's
+				// README names its own subfolders).
+				_, err := os.Stat(filepath.Join(root, word))
+				if _, errHere := os.Stat(filepath.Join(root, filepath.Dir(page), word)); err != nil && errHere != nil {
 					t.Errorf("%s names %s, which does not exist", page, word)
 				}
 			}

@@ -1,4 +1,4 @@
-// Package lab runs the orderlab services as local processes, for a scenario
+// Package local runs the orderlab services as local processes, for a scenario
 // run and for the end-to-end test of the lab: each built binary started from
 // a directory, on free loopback ports, with the run's environment, against
 // the database it is given (the scenario runner creates one per scenario

@@ -1,6 +1,6 @@
-// Package catalog holds the scenarios loadtest runs: one YAML file per
+// Package catalog holds the scenarios the lab command runs: one YAML file per
 // scenario (the four published experiments and the pitfalls of README.md,
-// Pitfalls and experiments), embedded so that the loadtest binary carries
+// Pitfalls and experiments), embedded so that the lab binary carries
 // them. Package scenario defines the format and runs them.
 package catalog
 
