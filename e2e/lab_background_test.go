@@ -65,7 +65,7 @@ func startBackground(t *testing.T, project *types.Project, bins string, services
 		}
 	}
 	startProc(t, "background", filepath.Join(bins, "lab"), args, env)
-	t.Logf("background: loadtest %s", strings.Join(args, " "))
+	t.Logf("background: lab %s", strings.Join(args, " "))
 	return addrs[0]
 }
 

@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // shutdownWait is how long a daemon's open requests have to finish once it
@@ -38,15 +42,21 @@ func listenAndServe(addr string, h http.Handler) (*daemon, error) {
 	return d, nil
 }
 
-// serveUntil serves until ctx is done, then shuts down; it returns why the
-// server failed, or what its shutdown could not finish.
-func (d *daemon) serveUntil(ctx context.Context) error {
+// serveUntil serves until ctx is done, then shuts down, and returns the
+// command's exit code: ExitFail when the server failed, ExitOK after a
+// stop, even when the shutdown had to cut open requests (said on stderr,
+// after name): a stop is what was asked.
+func (d *daemon) serveUntil(ctx context.Context, name string, stderr io.Writer) int {
 	select {
 	case <-d.done:
-		return d.err
+		fmt.Fprintf(stderr, "%s: %v\n", name, d.err)
+		return cli.ExitFail
 	case <-ctx.Done():
-		return d.shutdown(ctx)
 	}
+	if err := d.shutdown(ctx); err != nil {
+		fmt.Fprintf(stderr, "%s: shutdown: %v\n", name, err)
+	}
+	return cli.ExitOK
 }
 
 // shutdown stops accepting, gives open requests shutdownWait to finish, and

@@ -4,11 +4,14 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // A daemon serves from the moment it listens, stops when its context ends
-// (nil: a clean stop) and then refuses connections; an address it cannot
+// (exit 0, nothing said) and then refuses connections; an address it cannot
 // bind is an error at once.
 func TestADaemonServesUntilItsContextEnds(t *testing.T) {
 	d, err := listenAndServe("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -29,8 +32,9 @@ func TestADaemonServesUntilItsContextEnds(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := d.serveUntil(ctx); err != nil {
-		t.Errorf("a stop: %v, want nil", err)
+	var stderr strings.Builder
+	if code := d.serveUntil(ctx, "test", &stderr); code != cli.ExitOK || stderr.Len() > 0 {
+		t.Errorf("a stop: exit %d, stderr %q; want 0 and nothing said", code, stderr.String())
 	}
 	if resp, err := http.Get(url); err == nil {
 		resp.Body.Close()

@@ -54,9 +54,5 @@ func (p *dbproxyPlan) execute(ctx context.Context, stdout, stderr io.Writer) int
 		return cli.ExitFail
 	}
 	fmt.Fprintf(stdout, "dbproxy: %s -> %s, control on %s\n", px.Addr, p.upstream, d.addr)
-	if err := d.serveUntil(ctx); err != nil {
-		fmt.Fprintf(stderr, "lab dbproxy: %v\n", err)
-		return cli.ExitFail
-	}
-	return cli.ExitOK
+	return d.serveUntil(ctx, "lab dbproxy", stderr)
 }

@@ -120,9 +120,5 @@ func (p *frontPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 		return cli.ExitFail
 	}
 	fmt.Fprintf(stdout, "lab front: the lab's front page on http://%s (board %s)\n", d.addr, p.cfg.Runner.Board)
-	if err := d.serveUntil(ctx); err != nil {
-		fmt.Fprintf(stderr, "lab front: %v\n", err)
-		return cli.ExitFail
-	}
-	return cli.ExitOK
+	return d.serveUntil(ctx, "lab front", stderr)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
-// labEnv is set by compose on its lab and loadtest services (compose.yaml): there
+// labEnv is set by compose on its front, lab and loadtest services (compose.yaml): there
 // `lab scenario NAME` runs against the lab by the services' names,
 // with no flag (docs/lab-scenarios.md).
 const labEnv = "ORDERLAB_LAB"
@@ -34,7 +34,8 @@ const labToken = "orderlab-admin"
 // services' LAB_DATABASE_URL reaches it (compose.yaml, profile dbproxy).
 const labProxyHost = "dbproxy"
 
-// inCompose reports whether this loadtest runs as compose's loadtest service.
+// inCompose reports whether this lab runs in compose (its front, lab or
+// loadtest service).
 func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "compose" }
 
 // useLab points r at the running lab: inside compose by the services'

@@ -59,7 +59,7 @@ func labBeside() (string, error) {
 		name += ".exe"
 	}
 	lab := filepath.Join(filepath.Dir(self), name)
-	if _, err := os.Stat(lab); err != nil {
+	if fi, err := os.Stat(lab); err != nil || !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("there is no lab binary beside loadtest (%s)", lab)
 	}
 	return lab, nil

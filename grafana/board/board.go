@@ -171,7 +171,7 @@ func builtInAnnotations() *dashboard.AnnotationQueryBuilder {
 		Type("dashboard")
 }
 
-// loadRunAnnotations shows the runs loadtest posts to Grafana's annotation
+// loadRunAnnotations shows the runs loadtest and lab post to Grafana's annotation
 // API when GRAFANA_URL is set: organisation-wide annotations tagged
 // annotate.Tag.
 func loadRunAnnotations() *dashboard.AnnotationQueryBuilder {

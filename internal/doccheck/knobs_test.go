@@ -44,7 +44,7 @@ var otherVariables = map[string]string{
 	"GOMEMLIMIT":                         "the Go runtime",
 	"GOTOOLCHAIN":                        "the go command",
 	"CI":                                 ".ci/run",
-	"ORDERLAB_LAB":                       "lab scenario -lab (compose's lab and loadtest services set it)",
+	"ORDERLAB_LAB":                       "lab scenario -lab and lab front (compose's front, lab and loadtest services set it)",
 	"OTEL_TRACES_SAMPLER":                "the OpenTelemetry SDK",
 	"OTEL_TRACES_SAMPLER_ARG":            "the OpenTelemetry SDK",
 	"GF_USERS_HOME_PAGE":                 "Grafana (compose.yaml)",

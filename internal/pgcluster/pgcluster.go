@@ -47,9 +47,14 @@ type Cluster struct {
 // a free loopback port. It fails when no PostgreSQL binaries are found
 // (BinDir). Settings are for tests: trust authentication, fsync off (the
 // data need not survive a machine crash, only a server restart),
-// max_connections 100; settings ("max_connections=200") are given to the
-// server after these, on every start.
+// max_connections 100; settings ("max_connections=200", no blanks) are
+// given to the server after these, on every start.
 func New(ctx context.Context, settings ...string) (*Cluster, error) {
+	for _, s := range settings {
+		if name, _, ok := strings.Cut(s, "="); !ok || name == "" || strings.ContainsAny(s, " \t\n'\"") {
+			return nil, fmt.Errorf("server setting %q: want name=value without blanks or quotes", s)
+		}
+	}
 	bin, err := BinDir()
 	if err != nil {
 		return nil, err

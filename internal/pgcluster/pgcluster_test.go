@@ -139,3 +139,13 @@ func TestPgBouncerClosesIdleServerConnections(t *testing.T) {
 		return nil
 	})
 }
+
+// A setting pg_ctl would split or misread is refused before anything starts.
+func TestASettingWithBlanksIsRefused(t *testing.T) {
+	for _, s := range []string{"max_connections = 200", "=200", "max_connections", "search_path='a b'"} {
+		if c, err := New(context.Background(), s); err == nil {
+			_ = c.Destroy(context.Background())
+			t.Errorf("New(%q) started a cluster", s)
+		}
+	}
+}

@@ -24,8 +24,8 @@
 // progress, who started it and when it should end. A run belongs to the
 // server, not to the page: it goes on when the page closes, and a page
 // opened later shows it. Stop cancels the run's context, and the scenario
-// runner puts back every knob it changed, as on Ctrl-C of `loadtest
-// scenario -lab`. The admin token stays on the server: the browser never
+// runner puts back every knob it changed, as on Ctrl-C of `lab scenario
+// -lab`. The admin token stays on the server: the browser never
 // sees it. The server reaches only the services (their API and admin
 // listeners), Prometheus, Grafana's annotation API and the background
 // load's listener, and for the database scenarios the lab's database proxy
