@@ -31,11 +31,12 @@ func (s Stats) Throughput() float64 {
 
 // Goroutines starts one goroutine per job, n in all, and waits for every one.
 func Goroutines(n int, job Job) Stats {
-	return measure(n, 0, func() {
+	return measure(n, 0, func(started func()) {
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(job)
 		}
+		started()
 		wg.Wait()
 	})
 }
@@ -46,7 +47,7 @@ func Pool(workers, n int, job Job) Stats {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return measure(n, workers, func() {
+	return measure(n, workers, func(started func()) {
 		queue := make(chan struct{}, workers)
 		var wg sync.WaitGroup
 		for range workers {
@@ -56,6 +57,7 @@ func Pool(workers, n int, job Job) Stats {
 				}
 			})
 		}
+		started()
 		for range n {
 			queue <- struct{}{}
 		}
@@ -65,13 +67,19 @@ func Pool(workers, n int, job Job) Stats {
 }
 
 // measure times run while a sampler records the peak goroutine count, the
-// heap and the goroutines by state every 5 ms (only the sampler writes
-// them; it has stopped before they are read).
-func measure(n, workers int, run func()) Stats {
+// heap and the goroutines by state every 5 ms, and once more when run calls
+// started, once every goroutine it starts is there: the sampler is one of
+// the goroutines waiting for a core, and behind n CPU-bound jobs it may
+// first run when most are done. The samples are written under mu, and the
+// sampler has stopped before they are read.
+func measure(n, workers int, run func(started func())) Stats {
 	st := Stats{Jobs: n, Workers: workers}
 	var samples int
 	var runnableSum float64
+	var mu sync.Mutex
 	sample := func() {
+		mu.Lock()
+		defer mu.Unlock()
 		g := readGauges()
 		st.PeakGoroutines = max(st.PeakGoroutines, runtime.NumGoroutine())
 		st.PeakHeapBytes = max(st.PeakHeapBytes, g.heap)
@@ -96,7 +104,7 @@ func measure(n, workers int, run func()) Stats {
 	}()
 	before := latencyBuckets()
 	start := time.Now()
-	run()
+	run(sample)
 	st.Elapsed = time.Since(start)
 	close(stop)
 	<-done
