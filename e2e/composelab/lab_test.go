@@ -66,6 +66,7 @@ func TestComposeLab(t *testing.T) {
 		{"prometheus: targets up, rules loaded, background load", checkPrometheus},
 		{"front page and catalog", checkFront},
 		{"knob API: token and values", checkKnobAPI},
+		{"loadtest's former modes run through lab", checkLoadtestForwards},
 		{"every in-the-lab scenario, quick, in compose", runLabScenarios},
 		{"the pgbouncer recipe", checkPgBouncerRecipe},
 		{"exemplar trace ids open in jaeger", checkExemplarsInJaeger},

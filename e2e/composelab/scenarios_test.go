@@ -332,3 +332,23 @@ func checkPgBouncerRecipe(t *testing.T, l *composeLab) {
 	l.must(t, 10*time.Minute, nil, nil, "up", "-d", "--wait")
 	l.must(t, 10*time.Minute, nil, nil, "--profile", "pgbouncer", "rm", "--stop", "--force", "pgbouncer")
 }
+
+// checkLoadtestForwards: `docker compose run --rm loadtest scenario -list`,
+// as the docs gave it before the lab had a command of its own, still lists
+// the catalog: the loadtest service's loadtest runs the lab beside it in
+// the image, and says so once.
+func checkLoadtestForwards(t *testing.T, l *composeLab) {
+	want := l.must(t, 2*time.Minute, nil, nil, "run", "--rm", "lab", "scenario", "-list")
+	got := l.must(t, 2*time.Minute, nil, nil, "run", "--rm", "loadtest", "scenario", "-list")
+	if n := strings.Count(got, "this mode is `lab scenario` now"); n != 1 {
+		t.Errorf("loadtest scenario -list said the move %d times, want once:\n%s", n, tail(got, 10))
+	}
+	for _, line := range strings.Split(strings.TrimSpace(want), "\n") {
+		if !strings.Contains(got, line) {
+			t.Errorf("loadtest scenario -list lacks lab's line %q:\n%s", line, tail(got, 10))
+		}
+	}
+	if !strings.Contains(want, "pool-starvation") {
+		t.Errorf("lab scenario -list does not list pool-starvation:\n%s", tail(want, 10))
+	}
+}
