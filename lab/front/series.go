@@ -3,6 +3,7 @@ package front
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -134,7 +135,9 @@ func (s *Server) query(ctx context.Context, jobs []string, from, to time.Time) (
 			expr := strings.NewReplacer("$JOBS", strings.Join(quoted, "|"), "$W", promDuration(window)).Replace(q.Expr)
 			res, err := s.queryRange(ctx, expr, from, to, step)
 			if err != nil {
-				if ctx.Err() != nil {
+				// A Prometheus that cannot be reached answers no chart:
+				// one error says so. A query it refuses costs its chart.
+				if ctx.Err() != nil || errors.As(err, new(*url.Error)) {
 					return nil, err
 				}
 				out.Errors = append(out.Errors, fmt.Sprintf("%s: %v", c.ID, err))
