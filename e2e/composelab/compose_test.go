@@ -7,9 +7,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,20 +21,15 @@ import (
 // root is the repository: compose.yaml's directory.
 var root, _ = filepath.Abs(filepath.Join("..", ".."))
 
-// composeLab runs `docker compose` in root with compose.yaml and, where the
-// machine cannot grant the open-files limit compose.yaml asks for, an
-// override that lowers only that (nofileOverride).
+// composeLab runs `docker compose` in root with compose.yaml, exactly as
+// the README gives it: no override file, no environment of its own.
 type composeLab struct {
 	files []string
 }
 
 func newComposeLab(t *testing.T) *composeLab {
 	t.Helper()
-	l := &composeLab{files: []string{filepath.Join(root, "compose.yaml")}}
-	if o := nofileOverride(t); o != "" {
-		l.files = append(l.files, o)
-	}
-	return l
+	return &composeLab{files: []string{filepath.Join(root, "compose.yaml")}}
 }
 
 // cmd is `docker compose -f ... args`, with env added to the environment.
@@ -107,39 +104,79 @@ func (l *composeLab) ps(t *testing.T, all bool) []container {
 	return cs
 }
 
-// nofileOverride: compose.yaml asks for 65536 open files (ulimits nofile)
-// for the services and the load generators. Where the engine cannot grant
-// that (a daemon with a lower hard limit, as in an unprivileged
-// container), it returns an override file that lowers only that limit to
-// the engine's own; otherwise "".
-func nofileOverride(t *testing.T) string {
+// resourceLimits lists every per-container limit compose.yaml asks for,
+// as `docker run` flags (--ulimit, --memory, --pids-limit), with the
+// services that ask for each, from `docker compose config`: what the
+// engine at hand must grant for the README's `docker compose up` to start.
+func (l *composeLab) resourceLimits(t *testing.T) map[string][]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	probe, err := exec.CommandContext(ctx, "docker", "run", "--rm", "--ulimit", "nofile=65536:65536", alpineImage(t), "true").CombinedOutput()
-	if err == nil {
-		return ""
+	out := l.must(t, time.Minute, nil, nil, "--profile", "*", "config", "--format", "json")
+	var cfg struct {
+		Services map[string]struct {
+			Ulimits map[string]json.RawMessage `json:"ulimits"`
+			Deploy  *struct {
+				Resources struct {
+					Limits *struct {
+						Memory json.Number `json:"memory"`
+						Pids   int64       `json:"pids"`
+					} `json:"limits"`
+				} `json:"resources"`
+			} `json:"deploy"`
+			PidsLimit int64 `json:"pids_limit"`
+		} `json:"services"`
 	}
-	t.Logf("the engine cannot grant nofile=65536 (%s): lowering it in an override", strings.TrimSpace(string(probe)))
-	out, err := exec.CommandContext(ctx, "docker", "run", "--rm", alpineImage(t), "sh", "-c", "ulimit -Hn").Output()
-	if err != nil {
-		t.Fatalf("docker run %s: %v", alpineImage(t), err)
+	if err := json.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatalf("docker compose config: %v", err)
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("ulimit -Hn in a container: %q", out)
+	asked := map[string][]string{}
+	for name, s := range cfg.Services {
+		for kind, raw := range s.Ulimits {
+			var both struct{ Soft, Hard int64 }
+			if json.Unmarshal(raw, &both) != nil || both.Hard == 0 {
+				var single int64
+				if err := json.Unmarshal(raw, &single); err != nil {
+					t.Fatalf("service %s: ulimits %s: %s", name, kind, raw)
+				}
+				both.Soft, both.Hard = single, single
+			}
+			flag := fmt.Sprintf("--ulimit=%s=%d:%d", kind, both.Soft, both.Hard)
+			asked[flag] = append(asked[flag], name)
+		}
+		if s.Deploy != nil && s.Deploy.Resources.Limits != nil {
+			if m := s.Deploy.Resources.Limits.Memory.String(); m != "" && m != "0" {
+				asked["--memory="+m] = append(asked["--memory="+m], name)
+			}
+			if p := s.Deploy.Resources.Limits.Pids; p > 0 {
+				flag := "--pids-limit=" + strconv.FormatInt(p, 10)
+				asked[flag] = append(asked[flag], name)
+			}
+		}
+		if s.PidsLimit > 0 {
+			flag := "--pids-limit=" + strconv.FormatInt(s.PidsLimit, 10)
+			asked[flag] = append(asked[flag], name)
+		}
 	}
-	var b strings.Builder
-	b.WriteString("# nofile only: what this machine's engine can grant (composelab).\nservices:\n")
-	for _, s := range []string{"unbounded", "semaphore", "pipeline", "front", "lab", "loadtest"} {
-		fmt.Fprintf(&b, "  %s:\n    ulimits:\n      nofile: {soft: %d, hard: %d}\n", s, n, n)
+	return asked
+}
+
+// checkLimitsGranted starts a container with each limit compose.yaml asks
+// for: an engine that refuses one (an open-files limit above its own hard
+// limit, as any engine started inside a container has) fails the README's
+// `docker compose up` for every user of such an engine, so compose.yaml
+// must not ask for it.
+func checkLimitsGranted(t *testing.T, l *composeLab) {
+	asked := l.resourceLimits(t)
+	for _, flag := range slices.Sorted(maps.Keys(asked)) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		out, err := exec.CommandContext(ctx, "docker", "run", "--rm", flag, alpineImage(t), "true").CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("compose.yaml asks for %s (services %s), which this engine refuses: %v\n%s",
+				flag, strings.Join(asked[flag], ", "), err, out)
+			continue
+		}
+		t.Logf("granted: %s (%s)", flag, strings.Join(asked[flag], ", "))
 	}
-	path := filepath.Join(t.TempDir(), "compose.nofile.yaml")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("override %s: nofile %d", path, n)
-	return path
 }
 
 // alpineImage is the Dockerfile's runtime base, which every engine that

@@ -56,6 +56,9 @@ func TestComposeLab(t *testing.T) {
 		}
 	})
 
+	if !t.Run("the engine grants every limit compose.yaml asks for", func(t *testing.T) { checkLimitsGranted(t, l) }) {
+		t.FailNow()
+	}
 	l.must(t, 45*time.Minute, nil, nil, "up", "--build", "--detach", "--wait")
 	steps := []struct {
 		name string

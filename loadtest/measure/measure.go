@@ -74,6 +74,9 @@ func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.
 			release()
 		}
 	}
+	if err := checkFiles(ctx, t, cfg); err != nil {
+		return report.Run{}, err
+	}
 	a, err := attack.New(cfg)
 	if err != nil {
 		return report.Run{}, err
@@ -108,6 +111,38 @@ func Run(ctx context.Context, t Target, cfg attack.Config, opt Options) (report.
 	run.ClientCPUSeconds = cpu.Seconds()
 	run.SLO = opt.SLO.Evaluate(run)
 	return run, runErr
+}
+
+// ServerSpareFiles is how many open files a service needs besides its
+// client connections: its pool's connections, listeners, log and trace
+// exporters, scrapes.
+const ServerSpareFiles = 128
+
+// checkFiles refuses a run that opens more connections to t than t may hold
+// open files (process_max_fds): past its limit a server's accept fails
+// with "too many open files" and the run would measure that instead. A
+// target that does not export its limit, or cannot be read, is not checked
+// here (the run's scrapes say so).
+func checkFiles(ctx context.Context, t Target, cfg attack.Config) error {
+	if t.MetricsURL == "" {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	x, err := scrape.Scraper{URL: t.MetricsURL, Also: t.MoreMetrics}.Scrape(sctx)
+	if err != nil || x.MaxFiles <= 0 {
+		return nil
+	}
+	// The connections are shared among the replicas.
+	need := cfg.Concurrency/(1+len(t.MoreMetrics)) + ServerSpareFiles
+	if int(x.MaxFiles) >= need {
+		return nil
+	}
+	return fmt.Errorf("%s may hold %d open files (its process_max_fds), and this run opens %d connections to it, "+
+		"which need about %d (one each, plus %d for its pool, listeners and exporters): raise the service's limit "+
+		"(a shell: ulimit -n; Docker: dockerd --default-ulimit nofile=N:N, or ulimits: nofile for the service in a compose override) "+
+		"or lower the concurrency",
+		cmp.Or(t.Name, t.MetricsURL), int(x.MaxFiles), cfg.Concurrency, need, ServerSpareFiles)
 }
 
 // Sleep waits d unless ctx ends first, and reports whether d passed: the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -48,5 +49,37 @@ func TestBurstServerFiguresLeaveOutTheWarmUp(t *testing.T) {
 	}
 	if s := run.Server; s == nil || s.Rejections != 20 || s.AcquireWaits != 20 {
 		t.Errorf("server figures %+v; want 20 rejections and 20 acquires (the warm-up left out)", s)
+	}
+}
+
+// TestARunBeyondTheTargetsOpenFilesIsRefused: a target that may hold 200
+// open files cannot take 500 connections; the run is refused before any
+// request, naming the limit, the need and the fix.
+func TestARunBeyondTheTargetsOpenFilesIsRefused(t *testing.T) {
+	var served atomic.Int64
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { served.Add(1) }))
+	defer api.Close()
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "# TYPE process_max_fds gauge\nprocess_max_fds 200\n")
+	}))
+	defer admin.Close()
+	target := Target{Name: "semaphore", MetricsURL: admin.URL + "/metrics"}
+	cfg := attack.Config{Mode: attack.ModeBurst, Concurrency: 500, Timeout: 5 * time.Second,
+		Target: attack.Target{URL: api.URL + "/work/api"}}
+	_, err := Run(context.Background(), target, cfg, Options{ScrapeInterval: time.Hour})
+	if err == nil {
+		t.Fatal("a run of 500 connections against a target that may hold 200 open files went ahead")
+	}
+	for _, want := range []string{"semaphore may hold 200 open files", "opens 500 connections", "about 628", "ulimit -n"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if served.Load() != 0 {
+		t.Errorf("the target saw %d requests; want none", served.Load())
+	}
+	cfg.Concurrency = 50 // 50 + 128 spare fit in 200
+	if _, err := Run(context.Background(), target, cfg, Options{ScrapeInterval: time.Hour}); err != nil {
+		t.Fatalf("a run of 50 connections against 200 open files: %v", err)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	metricWaiters      = "orderlab_limiter_waiters"
 	metricLimit        = "orderlab_limiter_limit"
 	metricCPU          = "process_cpu_seconds_total"
+	metricMaxFiles     = "process_max_fds"
 	metricHold         = "orderlab_db_pool_connection_hold_seconds" // histogram
 	metricPoolMax      = "orderlab_db_pool_max_connections"
 	metricDBErrors     = "orderlab_db_errors_total" // label class

@@ -55,6 +55,10 @@ type Sample struct {
 	Waiting      float64  `json:"waiting_goroutines,omitempty"`
 	NotInGo      float64  `json:"not_in_go_goroutines,omitempty"`
 	SchedLatency []Bucket `json:"sched_latency_buckets,omitempty"`
+	// MaxFiles is the target's open-files limit (the lowest over its
+	// replicas; 0 when it does not say): a server needs one a connection.
+	// Not kept in reports.
+	MaxFiles float64 `json:"-"`
 	// Knobs are the services' numeric knobs by name (durations in seconds,
 	// booleans 0/1), for a caller that waits for a change to show; not
 	// kept in reports.
@@ -146,6 +150,11 @@ func sampleOf(fams map[string]*dto.MetricFamily, at time.Time) Sample {
 		Waiting:      sum(fams[metricWaiting]),
 		NotInGo:      sum(fams[metricNotInGo]),
 		SchedLatency: buckets(fams[metricSchedLatency]),
+	}
+	for _, m := range fams[metricMaxFiles].GetMetric() {
+		if v := value(m); s.MaxFiles == 0 || v < s.MaxFiles {
+			s.MaxFiles = v
+		}
 	}
 	for _, m := range fams[metricHold].GetMetric() {
 		s.Holds += float64(m.GetHistogram().GetSampleCount())
