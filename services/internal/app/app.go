@@ -79,6 +79,15 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	log := telemetry.NewLogger(stdout, &level, "orderlab-"+svc.Model)
 	log.Info("starting", append([]any{"model", svc.Model, "version", Version}, knobs.LogAttrs()...)...)
 
+	// The flight recorder: the last seconds of the execution trace, served
+	// on the admin listener for when a pitfall shows. Without it the
+	// service still runs.
+	stopFlight, err := telemetry.StartFlightRecorder()
+	if err != nil {
+		log.Warn("no flight recorder", "err", err)
+	}
+	defer stopFlight()
+
 	// Metrics and tracing.
 	reg := telemetry.NewRegistry()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -144,7 +153,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	liveParts(live, cfg, &level, apiLive, store, auditor)
 
 	// Servers: the API (net/http or nbio, HTTP_SERVER), and an admin
-	// listener for /metrics and pprof (always net/http).
+	// listener for /metrics, pprof and the flight recorder (always net/http).
 	apiLn, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("HTTP_ADDR: %w", err)
@@ -237,8 +246,9 @@ func serve(s *http.Server, ln net.Listener) error {
 }
 
 // adminHandler serves /metrics (OpenMetrics with exemplars when asked, and
-// protobuf for native histograms), the knob API (knobs_http.go) and pprof,
-// away from the API listener and from http.DefaultServeMux.
+// protobuf for native histograms), the knob API (knobs_http.go), pprof and
+// the flight recorder, away from the API listener and from
+// http.DefaultServeMux.
 func adminHandler(reg *prometheus.Registry, live *Live, token string, leaks releaser, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	knobRoutes(mux, live, token, leaks, log)
@@ -251,6 +261,7 @@ func adminHandler(reg *prometheus.Registry, live *Live, token string, leaks rele
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	mux.Handle("GET "+telemetry.FlightRecorderPath, telemetry.FlightRecorderHandler(log))
 	return mux
 }
 
