@@ -2,14 +2,15 @@
 // scenario catalog, staged on local processes or on the running compose
 // lab, with JSON, Markdown and HTML results; the front page, where a user
 // picks a scenario and reads its verdicts; and the lab's daemons, its
-// background load and its database fault proxy; and the database fault
-// runs behind the README's reliability tables. See lab/README.md.
+// background load and its database fault proxy; the database fault runs
+// behind the README's reliability tables; and the diagnosis, which pitfall
+// a Prometheus sees. See lab/README.md.
 //
 // Each subcommand is parsed whole (flags, arguments and environment) into a
 // plan of plain values first, then the plan runs: scenariocmd.go for
 // scenario, frontcmd.go for front, backgroundcmd.go for background,
-// dbproxycmd.go for dbproxy, faultscmd.go for faults; running.go points a
-// run at the running lab.
+// dbproxycmd.go for dbproxy, faultscmd.go for faults, diagnosecmd.go for
+// diagnose; running.go points a run at the running lab.
 package main
 
 import (
@@ -38,10 +39,13 @@ modes:
   dbproxy  [-listen :5432]         the lab's database fault proxy with its control API
   faults   [-faults restart,...]   the database fails under load: the README's
                                    reliability tables (make faults)
+  diagnose [-prometheus URL] [-json]  which pitfall Prometheus sees now: its
+                                   pitfall alerts firing, with their evidence
 
 "lab <mode> -h" lists a mode's flags. Exit status: 0 ok, 1 failed (scenario:
-an expectation missed), 2 usage error (scenario: a scenario that could not
-run to its end).
+an expectation missed; diagnose: a pitfall fires), 2 usage error (scenario:
+a scenario that could not run to its end; diagnose: Prometheus could not
+be asked).
 `
 
 // run is the whole program: it parses args and the environment (getenv)
@@ -71,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		p, err = parseDBProxy(rest, stderr)
 	case "faults":
 		p, err = parseFaultsCmd(rest, stderr)
+	case "diagnose":
+		p, err = parseDiagnose(rest, getenv, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return cli.ExitOK
