@@ -29,13 +29,14 @@ var serviceRank = map[string]int{
 	"services/internal/direct":          2,
 	"services/internal/api":             2,
 	"services/internal/pipeline":        2,
-	"services/internal/app":             3,
+	"services/internal/live":            3,
+	"services/internal/app":             4,
 	"services/internal/limitermetrics":  3,
 	"services/internal/pipelinemetrics": 3,
-	"services/internal/apptest":         4,
-	"services/unbounded":                5,
-	"services/semaphore":                5,
-	"services/pipeline":                 5,
+	"services/internal/apptest":         5,
+	"services/unbounded":                6,
+	"services/semaphore":                6,
+	"services/pipeline":                 6,
 }
 
 // imports lists every package of the module with the module's packages it

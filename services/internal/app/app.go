@@ -27,6 +27,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/audit"
 	"github.com/orderlab/orderlab/services/internal/httpserver"
 	"github.com/orderlab/orderlab/services/internal/knob"
+	"github.com/orderlab/orderlab/services/internal/live"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
@@ -47,7 +48,7 @@ type Deps struct {
 }
 
 // Build builds a model from its knobs: at start, and again at every live
-// change of one of the model's own knobs (generations.go).
+// change of one of the model's own knobs (live.Model).
 type Build func(*knob.Set) (model.Model, error)
 
 // Service describes one binary.
@@ -95,7 +96,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		Help:        "Which concurrency model and API HTTP server this process runs (always 1).",
 		ConstLabels: prometheus.Labels{"model": svc.Model, "http_server": string(cfg.HTTPServer), "version": Version},
 	}, func() float64 { return 1 }))
-	live, err := newLive(knobs, log, reg)
+	liveKnobs, err := live.New(knobs, log, reg)
 	if err != nil {
 		return err
 	}
@@ -130,11 +131,11 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err != nil {
 		return fmt.Errorf("start %s model: %w", svc.Model, err)
 	}
-	m, err := newGenerations(build, knobs, log, func() time.Duration { return live.Current().Duration("SHUTDOWN_TIMEOUT") })
+	m, err := live.NewModel(build, knobs, log, func() time.Duration { return liveKnobs.Current().Duration("SHUTDOWN_TIMEOUT") })
 	if err != nil {
 		return fmt.Errorf("build %s model: %w", svc.Model, err)
 	}
-	live.On(func(_ context.Context, next *knob.Set) error { return m.swap(next) }, modelKnobs(svc.Model)...)
+	liveKnobs.On(func(_ context.Context, next *knob.Set) error { return m.Swap(next) }, modelKnobs(svc.Model)...)
 	serving := false
 	defer func() {
 		if !serving { // a failed start: stop the model's goroutines
@@ -150,7 +151,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	if err != nil {
 		return err
 	}
-	liveParts(live, cfg, &level, apiLive, store, auditor)
+	live.Parts(liveKnobs, cfg.API, &level, apiLive, store, auditor)
 
 	// Servers: the API (net/http or nbio, HTTP_SERVER), and an admin
 	// listener for /metrics, pprof and the flight recorder (always net/http).
@@ -171,7 +172,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		return err
 	}
 	adminSrv := &http.Server{
-		Handler:           adminHandler(reg, live, cfg.AdminToken, store, log),
+		Handler:           adminHandler(reg, liveKnobs, cfg.AdminToken, store, log),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
@@ -196,9 +197,9 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 	// stop taking requests, let in-flight ones finish, drain the model's
 	// queues, then close the pool (deferred above).
 	start := time.Now()
-	live.Close()
+	liveKnobs.Close()
 	ready.Store(false)
-	sctx, cancel := context.WithTimeout(context.Background(), live.Current().Duration("SHUTDOWN_TIMEOUT"))
+	sctx, cancel := context.WithTimeout(context.Background(), liveKnobs.Current().Duration("SHUTDOWN_TIMEOUT"))
 	defer cancel()
 	var errs []error
 	if err := apiSrv.Shutdown(sctx); err != nil {
@@ -246,12 +247,12 @@ func serve(s *http.Server, ln net.Listener) error {
 }
 
 // adminHandler serves /metrics (OpenMetrics with exemplars when asked, and
-// protobuf for native histograms), the knob API (knobs_http.go), pprof and
+// protobuf for native histograms), the knob API (live.Routes), pprof and
 // the flight recorder, away from the API listener and from
 // http.DefaultServeMux.
-func adminHandler(reg *prometheus.Registry, live *Live, token string, leaks releaser, log *slog.Logger) http.Handler {
+func adminHandler(reg *prometheus.Registry, liveKnobs *live.Live, token string, store *postgres.Store, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	knobRoutes(mux, live, token, leaks, log)
+	live.Routes(mux, liveKnobs, token, store, log)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -266,7 +267,7 @@ func adminHandler(reg *prometheus.Registry, live *Live, token string, leaks rele
 }
 
 // modelKnobs are the knobs of model's own (LIMIT..., WORKERS...): a change
-// of any builds a new generation of the model (generations.go).
+// of any builds a new generation of the model (live.Model).
 func modelKnobs(model string) []string {
 	var names []string
 	for _, k := range knob.All {

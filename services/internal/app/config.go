@@ -8,6 +8,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/api"
 	"github.com/orderlab/orderlab/services/internal/httpserver"
 	"github.com/orderlab/orderlab/services/internal/knob"
+	"github.com/orderlab/orderlab/services/internal/live"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
 
@@ -61,38 +62,7 @@ func loadConfig(s *knob.Set) Config {
 		ShutdownTimeout: s.Duration("SHUTDOWN_TIMEOUT"),
 		AuditDelay:      s.Duration("AUDIT_DELAY"),
 		LeakEvery:       s.Int("LEAK_EVERY"),
-		LogLevel:        logLevel(s.Text("LOG_LEVEL")),
-		API:             apiConfig(s),
+		LogLevel:        live.LogLevel(s.Text("LOG_LEVEL")),
+		API:             live.APIConfig(s),
 	}
-}
-
-// apiConfig is the API's share of the knobs, read per request.
-func apiConfig(s *knob.Set) api.Config {
-	return api.Config{
-		Service:        "orderlab-" + s.Model(),
-		RequestTimeout: s.Duration("REQUEST_TIMEOUT"),
-		DBDelay:        s.Duration("DB_DELAY"),
-		WorkDBDelay:    s.Duration("WORK_DB_DELAY"),
-		WorkAPIDelay:   s.Duration("WORK_API_DELAY"),
-		WorkCPURounds:  s.Int("WORK_CPU_ROUNDS"),
-		APIWaitMode:    s.Text("API_WAIT_MODE"),
-		BufferBytes:    s.Int("REQUEST_BUFFER_BYTES"),
-		BufferPooled:   s.Bool("REQUEST_BUFFER_POOL"),
-	}
-}
-
-// apiKnobNames are the knobs apiConfig reads.
-var apiKnobNames = []string{"REQUEST_TIMEOUT", "DB_DELAY", "WORK_DB_DELAY", "WORK_API_DELAY", "WORK_CPU_ROUNDS",
-	"API_WAIT_MODE", "REQUEST_BUFFER_BYTES", "REQUEST_BUFFER_POOL"}
-
-func logLevel(s string) slog.Level {
-	switch s {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
 }

@@ -5,8 +5,8 @@
 // acquire waits when it can read them (poolwait.go) or else from latency
 // (failsafe-go's adaptivelimiter, adaptive.go); with Retry-After, and what
 // they tell their Metrics. A Limiter never changes: a
-// live change of its knobs builds a new one (services/internal/app,
-// generations.go).
+// live change of its knobs builds a new one (services/internal/live,
+// model.go).
 package limiter
 
 import (

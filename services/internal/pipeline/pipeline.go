@@ -26,7 +26,7 @@
 //
 // A Pipeline's sizes never change: a live change of its knobs builds a new
 // Pipeline, and this one is closed once its requests are answered
-// (services/internal/app, generations.go).
+// (services/internal/live, model.go).
 package pipeline
 
 import (

@@ -1,4 +1,4 @@
-package app
+package live
 
 import (
 	"crypto/subtle"
@@ -38,7 +38,8 @@ type knobView struct {
 // releaser hands back every connection LEAK_EVERY kept, and says how many.
 type releaser interface{ ReleaseLeaked() int }
 
-func knobRoutes(mux *http.ServeMux, live *Live, token string, leaks releaser, log *slog.Logger) {
+// Routes serves the knob API on mux.
+func Routes(mux *http.ServeMux, live *Live, token string, leaks releaser, log *slog.Logger) {
 	mux.HandleFunc("GET /knobs", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, viewKnobs(live.Current()))
 	})

@@ -1,4 +1,9 @@
-package app
+// Package live owns what changes in a running service (docs/reference/knobs.md):
+// the knobs in force and their coordinator (Live), the knob API on the
+// admin listener (knobs_http.go), how the shared parts follow their knobs
+// (parts.go), and the model in use, rebuilt when its own knobs change
+// (model.go).
+package live
 
 import (
 	"context"
@@ -52,7 +57,8 @@ func (e *ApplyError) Unwrap() error { return e.Err }
 // applyTimeout bounds one part's change (a pool swap opens connections).
 const applyTimeout = 10 * time.Second
 
-func newLive(s *knob.Set, log *slog.Logger, reg prometheus.Registerer) (*Live, error) {
+// New returns the coordinator of the knobs s, with its metrics on reg.
+func New(s *knob.Set, log *slog.Logger, reg prometheus.Registerer) (*Live, error) {
 	l := &Live{log: log, changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "orderlab_knob_changes_total",
 		Help: "Changes of a knob through PATCH /knobs (docs/reference/knobs.md).",

@@ -1,4 +1,4 @@
-package app
+package live
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func TestGenerationsSwapDrainsTheOld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := newGenerations(build, first, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Duration { return 5 * time.Second })
+	g, err := NewModel(build, first, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Duration { return 5 * time.Second })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestGenerationsSwapDrainsTheOld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.swap(next); err != nil {
+	if err := g.Swap(next); err != nil {
 		t.Fatal(err)
 	}
 	a, err := g.Admit(ctx, model.PlaceOrder)

@@ -1,4 +1,4 @@
-package app
+package live
 
 import (
 	"context"
@@ -14,16 +14,16 @@ import (
 	"github.com/orderlab/orderlab/services/internal/overload"
 )
 
-// generations is the model in use, behind one pointer: the one mechanism by
+// Model is the model in use, behind one pointer: the one mechanism by
 // which a model's knobs change live (docs/reference/knobs.md, "During a
 // swap"). A model never changes once built; a change of one of its knobs
 // builds a new generation from the new set and swaps it in. The old one
 // admits nothing more; once every request it admitted has been answered it
 // closes (a pipeline drains its queues), on a goroutine of its own, so the
 // change returns at once. Both generations hold requests for that while.
-type generations struct {
+type Model struct {
 	cur   atomic.Pointer[generation]
-	build Build
+	build func(*knob.Set) (model.Model, error)
 	log   *slog.Logger
 	// closeWithin bounds an old generation's close once its requests are
 	// answered.
@@ -31,7 +31,7 @@ type generations struct {
 	retiring    sync.WaitGroup
 }
 
-var _ model.Model = (*generations)(nil)
+var _ model.Model = (*Model)(nil)
 
 // generation is one built model, and the requests it admitted.
 type generation struct {
@@ -42,18 +42,19 @@ type generation struct {
 	idle    chan struct{}
 }
 
-func newGenerations(build Build, first *knob.Set, log *slog.Logger, closeWithin func() time.Duration) (*generations, error) {
+// NewModel builds the first generation of the model from first.
+func NewModel(build func(*knob.Set) (model.Model, error), first *knob.Set, log *slog.Logger, closeWithin func() time.Duration) (*Model, error) {
 	m, err := build(first)
 	if err != nil {
 		return nil, err
 	}
-	g := &generations{build: build, log: log, closeWithin: closeWithin}
+	g := &Model{build: build, log: log, closeWithin: closeWithin}
 	g.cur.Store(&generation{m: m, idle: make(chan struct{})})
 	return g, nil
 }
 
 // Admit admits the request into the current generation.
-func (g *generations) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
+func (g *Model) Admit(ctx context.Context, op model.Op) (model.Admitted, error) {
 	for {
 		gen := g.cur.Load()
 		if !gen.enter() {
@@ -129,9 +130,9 @@ func (gen *generation) close(ctx context.Context) error {
 	return gen.m.Close(ctx)
 }
 
-// swap builds a generation from next and makes it current; the old one
+// Swap builds a generation from next and makes it current; the old one
 // drains and closes in the background. A build that fails changes nothing.
-func (g *generations) swap(next *knob.Set) error {
+func (g *Model) Swap(next *knob.Set) error {
 	m, err := g.build(next)
 	if err != nil {
 		return err
@@ -149,7 +150,7 @@ func (g *generations) swap(next *knob.Set) error {
 
 // Close closes the current generation, and waits for the old ones still
 // closing, within ctx.
-func (g *generations) Close(ctx context.Context) error {
+func (g *Model) Close(ctx context.Context) error {
 	err := g.cur.Load().close(ctx)
 	done := make(chan struct{})
 	go func() { g.retiring.Wait(); close(done) }()
