@@ -21,6 +21,7 @@ var serviceRank = map[string]int{
 	"services/internal/knob":            0,
 	"services/internal/knob/labtable":   1,
 	"services/internal/gate":            0,
+	"services/internal/live/swap":       0,
 	"services/internal/model":           1,
 	"services/internal/audit":           1,
 	"services/internal/postgres":        1,
