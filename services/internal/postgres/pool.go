@@ -5,43 +5,54 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/orderlab/orderlab/services/internal/live/swap"
 )
 
 // pools is the store's current pgxpool and the ones it replaced that are
-// still closing (DB_MAX_CONNS and DB_MIN_CONNS change live: SetPoolSize).
-// A resize builds a new pool from the same configuration and swaps it in;
+// still closing (DB_MAX_CONNS and DB_MIN_CONNS change live: SetPoolSize),
+// swapped as the model's generations are (services/internal/live/swap). A
+// resize builds a new pool from the same configuration and swaps it in;
 // new acquisitions go to the new pool at once, and the old one closes in
-// the background once its in-flight queries have given their connections
-// back.
+// the background: pgxpool's Close waits for its in-flight queries to give
+// their connections back, so nothing enters a generation here.
 type pools struct {
-	cur atomic.Pointer[generation]
-	cfg *pgxpool.Config // what every pool is built from, sizes aside
-
-	mu       sync.Mutex
-	closed   bool
-	retiring map[*generation]struct{}
+	gens   *swap.Value[*sizedPool]
+	cfg    *pgxpool.Config // what every pool is built from, sizes aside
+	resize sync.Mutex      // one SetPoolSize at a time
 	// base holds the counters of the pools closed since the start, so that
 	// the exported counters stay monotonic across a swap (collector.go).
-	base     poolCounters
-	retirees sync.WaitGroup
+	// Only gens' lock guards it: Closed writes it, Read reads it.
+	base poolCounters
 }
 
-// generation is one pool with the sizes it was built with.
-type generation struct {
+// sizedPool is one pool with the sizes it was built with.
+type sizedPool struct {
 	*pgxpool.Pool
 	maxConns, minConns int32
 }
 
-func newGeneration(ctx context.Context, cfg *pgxpool.Config) (*generation, error) {
+func newSizedPool(ctx context.Context, cfg *pgxpool.Config) (*sizedPool, error) {
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &generation{Pool: p, maxConns: cfg.MaxConns, minConns: cfg.MinConns}, nil
+	return &sizedPool{Pool: p, maxConns: cfg.MaxConns, minConns: cfg.MinConns}, nil
+}
+
+// newPools swaps pools starting from first: a pool closes at once (its Close
+// waits for its connections), and its counters move into base as it leaves
+// the open ones.
+func newPools(first *sizedPool, cfg *pgxpool.Config) *pools {
+	ps := &pools{cfg: cfg}
+	ps.gens = swap.New(first, swap.Options[*sizedPool]{
+		Close:  func(_ context.Context, p *sizedPool) error { p.Close(); return nil },
+		Closed: func(p *sizedPool, _ error) { ps.base.add(countersOf(p.Stat())) },
+	})
+	return ps
 }
 
 // poolCounters are pgxpool.Stat's cumulative figures.
@@ -74,14 +85,12 @@ type poolStats struct {
 	counters                                 poolCounters
 }
 
-// stats reads every pool at once, under the lock that a retiring pool
-// takes to move its counters into the base: no figure is counted twice or
-// missed while a pool closes.
+// stats reads every pool at once, under the lock that a closed pool's
+// counters move into the base under (newPools): no figure is counted twice
+// or missed while a pool closes.
 func (ps *pools) stats() poolStats {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	out := poolStats{counters: ps.base}
-	read := func(p *generation) {
+	var out poolStats
+	read := func(p *sizedPool) {
 		s := p.Stat()
 		out.acquired += s.AcquiredConns()
 		out.idle += s.IdleConns()
@@ -89,22 +98,24 @@ func (ps *pools) stats() poolStats {
 		out.total += s.TotalConns()
 		out.counters.add(countersOf(s))
 	}
-	cur := ps.cur.Load()
-	read(cur)
-	out.max = cur.maxConns
-	for p := range ps.retiring {
-		read(p)
-	}
+	ps.gens.Read(func(cur *sizedPool, closing []*sizedPool) {
+		out.counters = ps.base
+		read(cur)
+		out.max = cur.maxConns
+		for _, p := range closing {
+			read(p)
+		}
+	})
 	return out
 }
 
 // pool is the pool that new acquisitions use.
-func (s *Store) pool() *pgxpool.Pool { return s.pools.cur.Load().Pool }
+func (s *Store) pool() *pgxpool.Pool { return s.pools.gens.Current().Pool }
 
 // PoolSize is the current pool's DB_MAX_CONNS and DB_MIN_CONNS.
 func (s *Store) PoolSize() (maxConns, minConns int) {
-	g := s.pools.cur.Load()
-	return int(g.maxConns), int(g.minConns)
+	p := s.pools.gens.Current()
+	return int(p.maxConns), int(p.minConns)
 }
 
 // ValidatePoolSize says whether maxConns and minConns make a pool: at least
@@ -136,42 +147,28 @@ func (s *Store) SetPoolSize(ctx context.Context, maxConns, minConns int) error {
 	if err := ValidatePoolSize(maxConns, minConns); err != nil {
 		return err
 	}
-	ps := &s.pools
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if ps.closed {
-		return errStoreClosed
-	}
-	old := ps.cur.Load()
-	if int(old.maxConns) == maxConns && int(old.minConns) == minConns {
+	ps := s.pools
+	ps.resize.Lock()
+	defer ps.resize.Unlock()
+	if cur := ps.gens.Current(); int(cur.maxConns) == maxConns && int(cur.minConns) == minConns {
 		return nil
 	}
 	cfg := ps.cfg.Copy()
 	cfg.MaxConns, cfg.MinConns = int32(maxConns), int32(minConns)
-	g, err := newGeneration(ctx, cfg)
+	p, err := newSizedPool(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("pool size: create pool: %w", err)
 	}
-	ps.retiring[old] = struct{}{}
-	ps.cur.Store(g)
+	old, err := ps.gens.Swap(p)
+	if err != nil {
+		p.Close()
+		return errStoreClosed
+	}
 	// After the swap, release keeps no connection of old (leak.go), so
-	// these are all of old's leaked ones.
+	// these are all of old's leaked ones, which its Close waits for.
 	s.leak.releaseFrom(old.Pool)
-	ps.retirees.Go(func() {
-		old.Close() // waits for the connections in use to be released
-		ps.mu.Lock()
-		defer ps.mu.Unlock()
-		ps.base.add(countersOf(old.Stat()))
-		delete(ps.retiring, old)
-	})
 	return nil
 }
 
-// close closes the current pool and waits for the retiring ones to close.
-func (ps *pools) close() {
-	ps.mu.Lock()
-	ps.closed = true
-	ps.mu.Unlock()
-	ps.cur.Load().Close()
-	ps.retirees.Wait()
-}
+// close closes the current pool and waits for the replaced ones to close.
+func (ps *pools) close() { _ = ps.gens.Close(context.Background()) }

@@ -75,9 +75,8 @@ func backends(t *testing.T, conn *pgx.Conn) int {
 func waitClosed(t *testing.T, st *Store) {
 	t.Helper()
 	poll.Until(t, 10*time.Second, "every replaced pool closed", func() error {
-		st.pools.mu.Lock()
-		n := len(st.pools.retiring)
-		st.pools.mu.Unlock()
+		var n int
+		st.pools.gens.Read(func(_ *sizedPool, closing []*sizedPool) { n = len(closing) })
 		if n > 0 {
 			return fmt.Errorf("%d replaced pools still open", n)
 		}

@@ -46,7 +46,7 @@ type Config struct {
 // every database error (dberr.Class, in errors.go) and retries what is safe
 // to retry (retry.go).
 type Store struct {
-	pools  pools // the pool, and the ones a resize replaced (pool.go)
+	pools  *pools // the pool, and the ones a resize replaced (pool.go)
 	health *healthConn
 	m      *metrics
 	// brokenAt is when a connection was last found broken (Unix ns): the
@@ -90,15 +90,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	pc.ConnConfig.Tracer = tracer
 	pc.BeforeClose = func(c *pgx.Conn) { tracer.dialed.Delete(c) }
 	st.tracer = tracer
-	g, err := newGeneration(ctx, pc)
+	first, err := newSizedPool(ctx, pc)
 	if err != nil {
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
-	st.pools.cfg, st.pools.retiring = pc, make(map[*generation]struct{})
-	st.pools.cur.Store(g)
-	if err := telemetry.Register(reg, tracer, newStatsCollector(&st.pools), st.m.errors, st.m.retries); err != nil {
-		g.Close()
+	st.pools = newPools(first, pc)
+	if err := telemetry.Register(reg, tracer, newStatsCollector(st.pools), st.m.errors, st.m.retries); err != nil {
+		first.Close()
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
@@ -180,12 +179,12 @@ func (s *Store) Ping(ctx context.Context) error {
 // ends its waits and its connects) sends the call to the new pool.
 func (s *Store) acquire(ctx context.Context, after time.Time) (*pgxpool.Conn, error) {
 	start := time.Now()
-	g := s.pools.cur.Load()
-	for range g.maxConns + 1 {
-		c, err := g.Acquire(ctx)
+	p := s.pools.gens.Current()
+	for range p.maxConns + 1 {
+		c, err := p.Acquire(ctx)
 		if err != nil {
-			if cur := s.pools.cur.Load(); cur != g && ctx.Err() == nil {
-				g = cur
+			if cur := s.pools.gens.Current(); cur != p && ctx.Err() == nil {
+				p = cur
 				continue
 			}
 			if ctx.Err() != nil {
