@@ -2,7 +2,8 @@
 // the knobs in force and their coordinator (Live), the knob API on the
 // admin listener (knobs_http.go), how the shared parts follow their knobs
 // (parts.go), and the model in use, rebuilt when its own knobs change
-// (model.go).
+// (model.go) and swapped through the one swap of generations that the
+// pool uses too (live/swap).
 package live
 
 import (
