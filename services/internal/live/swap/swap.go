@@ -168,7 +168,8 @@ func (s *Value[T]) retire(g *Generation[T]) {
 
 // Read calls f with the current value and the replaced ones still
 // closing, oldest first, under the lock that Swap and Closed take: f sees
-// every open generation once, and none that Closed has had.
+// every open generation once, and none that Closed has had. f (and Closed)
+// must not call back into s.
 func (s *Value[T]) Read(f func(cur T, closing []T)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
