@@ -1,7 +1,8 @@
 // Package poll is the tests' one way to wait for a state that a system
 // under test reaches by itself (a goroutine parked, a gauge at its value,
-// a child process started): every wait has a deadline, and a wait that
-// runs out fails the test saying what it waited for and what it saw last.
+// a child process started, a value on a channel: recv.go): every wait
+// has a deadline, and a wait that runs out fails the test saying what it
+// waited for and what it saw last.
 // It bounds how long a test may wait, never how fast the system must be:
 // a timing claim belongs in a benchmark or in a measurement that can fail
 // for that reason alone.

@@ -54,3 +54,39 @@ func (r *recorder) Fatalf(format string, args ...any) {
 	r.msg = fmt.Sprintf(format, args...)
 	panic("fatal")
 }
+
+// Recv returns what was sent, and fails by name when nothing comes.
+func TestRecvReturnsTheValueOrSaysWhatItWaitedFor(t *testing.T) {
+	ch := make(chan int, 1)
+	ch <- 7
+	if got := Recv(t, time.Minute, "a seven", ch); got != 7 {
+		t.Errorf("Recv = %d, want 7", got)
+	}
+	rec := &recorder{}
+	func() {
+		defer func() { _ = recover() }()
+		Recv(rec, 10*time.Millisecond, "the answer", ch)
+	}()
+	if !strings.Contains(rec.msg, "the answer") {
+		t.Errorf("failure %q: want what was awaited", rec.msg)
+	}
+}
+
+// Returns waits for f, and fails by name when f does not return in time.
+func TestReturnsWaitsForTheCallOrSaysWhatItWaitedFor(t *testing.T) {
+	var called atomic.Bool
+	Returns(t, time.Minute, "a quick call", func() { called.Store(true) })
+	if !called.Load() {
+		t.Error("Returns came back before its call did")
+	}
+	rec := &recorder{}
+	release := make(chan struct{})
+	defer close(release)
+	func() {
+		defer func() { _ = recover() }()
+		Returns(rec, 10*time.Millisecond, "the stuck call", func() { <-release })
+	}()
+	if !strings.Contains(rec.msg, "the stuck call") {
+		t.Errorf("failure %q: want what was awaited", rec.msg)
+	}
+}
