@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,15 +28,39 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
+// within bounds a test's wait for the pipeline (an order at the store, an
+// answer): far above what it takes on a busy machine, so that running out
+// means it never came.
+const within = 30 * time.Second
+
 // flakyStore is the real store, except that its first batch transactions
-// fail with failure: the one thing a test cannot provoke on demand.
+// fail with failure: the one thing a test cannot provoke on demand. With
+// entered and hold set, it also tells each batch's size as it comes (while
+// entered has room) and keeps the batch until the test closes hold: a
+// worker held mid-transaction for as long as the test needs, not a
+// db_delay raced against the test's own progress.
 type flakyStore struct {
 	*postgres.Store
 	failure     error
 	failBatches atomic.Int64
+	entered     chan int
+	hold        chan struct{}
 }
 
 func (s *flakyStore) CreateOrders(ctx context.Context, rs []order.Request, d, downstream time.Duration) ([]order.Result, error) {
+	if s.entered != nil {
+		select {
+		case s.entered <- len(rs):
+		default:
+		}
+	}
+	if s.hold != nil {
+		select {
+		case <-s.hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	if len(rs) > 1 && s.failBatches.Add(-1) >= 0 {
 		return nil, s.failure
 	}
@@ -129,7 +154,7 @@ func input(i int) order.Input {
 // A failed batch is retried order by order, so every handler gets its own
 // order's outcome and none is failed by its neighbours.
 func TestFailedBatchIsRetriedSingly(t *testing.T) {
-	st := &flakyStore{Store: openStore(t), failure: deadlock}
+	st := &flakyStore{Store: openStore(t), failure: deadlock, entered: make(chan int, 1), hold: make(chan struct{})}
 	st.failBatches.Store(1)
 	p := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
 
@@ -145,7 +170,8 @@ func TestFailedBatchIsRetriedSingly(t *testing.T) {
 			ids[i] = r.Order.ID
 		})
 	}
-	wg.Wait()
+	holdFirstBatch(t, p, st, n)
+	poll.Returns(t, within, "every order answered", wg.Wait)
 	seen := map[int64]bool{}
 	for _, id := range ids {
 		if id <= 0 || seen[id] {
@@ -162,36 +188,65 @@ func TestFailedBatchIsRetriedSingly(t *testing.T) {
 // A batch that may have committed (the connection broke after the batch was
 // sent) is not sent again: every order gets the error, none is stored twice.
 func TestUncertainBatchIsNotRetried(t *testing.T) {
-	st := &flakyStore{Store: openStore(t), failure: errors.New("connection reset mid-flight")}
+	st := &flakyStore{Store: openStore(t), failure: errors.New("connection reset mid-flight"), entered: make(chan int, 1), hold: make(chan struct{})}
 	st.failBatches.Store(1)
 	p := newPipeline(t, Config{Workers: 1, BatchMax: 16, BatchWait: 50 * time.Millisecond, QueueCapacity: 64, PriceWorkers: 1}, st)
+	const n = 4
 	var wg sync.WaitGroup
 	var failed atomic.Int64
-	for i := range 4 {
+	for i := range n {
 		wg.Go(func() {
 			if _, err := place(context.Background(), p, input(i), "", 0); err != nil {
 				failed.Add(1)
 			}
 		})
 	}
-	wg.Wait()
+	holdFirstBatch(t, p, st, n)
+	poll.Returns(t, within, "every order answered", wg.Wait)
 	if failed.Load() < 2 {
 		t.Errorf("%d orders failed, want the whole injected batch (>= 2) to fail", failed.Load())
 	}
 }
 
+// holdFirstBatch keeps the worker's first batch at the store until each of
+// the n orders is in it or queued behind it, then lets it go: the next
+// batch takes all the queued ones, however slowly they came, where a
+// BATCH_WAIT alone batches only the ones that come within it.
+func holdFirstBatch(t *testing.T, p *Pipeline, st *flakyStore, n int) {
+	t.Helper()
+	first := poll.Recv(t, within, "the first batch at the store", st.entered)
+	poll.Until(t, within, fmt.Sprintf("the %d orders in the first batch or queued behind it", n), func() error {
+		if queued := len(p.persist); first+queued != n {
+			return fmt.Errorf("%d in the first batch, %d queued", first, queued)
+		}
+		return nil
+	})
+	close(st.hold)
+}
+
 // A handler whose deadline passes after a worker claimed its order waits for
 // the commit and reports it, instead of a timeout for a stored order.
 func TestClaimedOrderOutlivesItsDeadline(t *testing.T) {
-	st := openStore(t)
+	st := &flakyStore{Store: openStore(t), entered: make(chan int, 1), hold: make(chan struct{})}
 	p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 8, PriceWorkers: 1, CommitTimeout: 5 * time.Second}, st)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// db_delay 300ms: the worker claims the order at once, and the deadline
-	// passes while the transaction sleeps.
-	r, err := place(ctx, p, input(1), "", 300*time.Millisecond)
-	if err != nil || !r.Created {
-		t.Fatalf("PlaceOrder = %+v, %v; want the committed order", r, err)
+	type placed struct {
+		r   order.Result
+		err error
+	}
+	got := make(chan placed, 1)
+	go func() {
+		r, err := place(ctx, p, input(1), "", 0)
+		got <- placed{r, err}
+	}()
+	// The worker has claimed the order and holds its transaction: the
+	// handler's context ends now, before the commit, which then goes on.
+	poll.Recv(t, within, "the order's batch at the store", st.entered)
+	cancel()
+	close(st.hold)
+	if pl := poll.Recv(t, within, "the handler's answer", got); pl.err != nil || !pl.r.Created {
+		t.Fatalf("PlaceOrder = %+v, %v; want the committed order", pl.r, pl.err)
 	}
 }
 
@@ -217,16 +272,21 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 				t.Errorf("admit and enqueue: %v", err)
 				return
 			}
-			if r := <-j.done; r.err == nil && r.res.Created {
-				acked.Add(1)
+			select {
+			case r := <-j.done:
+				if r.err == nil && r.res.Created {
+					acked.Add(1)
+				}
+			case <-time.After(within):
+				t.Errorf("order %d: no outcome in %s", i, within)
 			}
 		})
 	}
-	accepted.Wait()
+	poll.Returns(t, within, "every order admitted and enqueued", accepted.Wait)
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
+	poll.Returns(t, within, "every accepted order's outcome", wg.Wait)
 	if acked.Load() != n {
 		t.Errorf("%d of %d accepted orders committed after Close", acked.Load(), n)
 	}
@@ -242,39 +302,44 @@ func TestCloseDrainsAcceptedOrders(t *testing.T) {
 	}
 }
 
-// With ENQUEUE_WAIT, a full queue holds the handler that long before the 429.
+// With ENQUEUE_WAIT, a full queue holds the handler that long before the
+// 429. In a synctest bubble (the store is blockingStore, nothing leaves the
+// process): the stages fill one holder at a time, each checked once the
+// bubble has settled, and ENQUEUE_WAIT passes in virtual time, exactly.
 func TestEnqueueWaitThenReject(t *testing.T) {
-	block := make(chan struct{})
-	st := blockingStore{release: block}
-	p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1, EnqueueWait: 30 * time.Millisecond}, st)
-	defer close(block)
+	synctest.Test(t, func(t *testing.T) {
+		block := make(chan struct{})
+		st := blockingStore{release: block}
+		p := newPipeline(t, Config{Workers: 1, BatchMax: 1, QueueCapacity: 1, PriceWorkers: 1, EnqueueWait: 30 * time.Millisecond}, st)
+		defer close(block)
 
-	// Fill the worker, the persist slot, the price stage and the intake
-	// slot, one at a time: each admitted and, but the last, off the intake
-	// before the next comes (together, one could wait out ENQUEUE_WAIT).
-	for i := range 4 {
-		go func() { _ = hold(context.Background(), p, 0) }()
-		poll.Until(t, 10*time.Second, fmt.Sprintf("holder %d admitted and, but the last, off the intake", i), func() error {
+		// Fill the worker, the persist slot, the price stage and the intake
+		// slot, one at a time: each admitted and, but the last, off the
+		// intake before the next comes (together, one could wait out
+		// ENQUEUE_WAIT).
+		for i := range 4 {
+			go func() { _ = hold(context.Background(), p, 0) }()
+			synctest.Wait()
 			// A slot is free again once pricing took its job off the intake.
 			admitted, slots, queued := waits(p, "enqueued"), len(p.slots), len(p.intake)
 			if admitted != i+1 || (i < 3 && slots != 0) || (i == 3 && queued != 1) {
-				return fmt.Errorf("%d admitted, %d slots held, %d in the intake", admitted, slots, queued)
+				t.Fatalf("holder %d: %d admitted, %d slots held, %d in the intake; want it admitted and, but the last, off the intake",
+					i, admitted, slots, queued)
 			}
-			return nil
-		})
-	}
-	start := time.Now()
-	err := hold(context.Background(), p, 0)
-	var rej *overload.RejectedError
-	if !errors.As(err, &rej) {
-		t.Fatalf("HoldConnection on a full pipeline = %v, want a rejection", err)
-	}
-	if waited := time.Since(start); waited < 30*time.Millisecond || rej.Waited < 30*time.Millisecond {
-		t.Errorf("rejected after %s (reported %s), want at least ENQUEUE_WAIT=30ms", waited, rej.Waited)
-	}
-	if got := rejections(p, ReasonIntakeFull); got != 1 {
-		t.Errorf("rejections = %v, want 1", got)
-	}
+		}
+		start := time.Now()
+		err := hold(context.Background(), p, 0)
+		var rej *overload.RejectedError
+		if !errors.As(err, &rej) {
+			t.Fatalf("HoldConnection on a full pipeline = %v, want a rejection", err)
+		}
+		if waited := time.Since(start); waited != 30*time.Millisecond || rej.Waited != 30*time.Millisecond {
+			t.Errorf("rejected after %s (reported %s), want ENQUEUE_WAIT=30ms", waited, rej.Waited)
+		}
+		if got := rejections(p, ReasonIntakeFull); got != 1 {
+			t.Errorf("rejections = %v, want 1", got)
+		}
+	})
 }
 
 // blockingStore holds every connection until release closes.
