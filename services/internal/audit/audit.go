@@ -28,6 +28,7 @@ type Recorder struct {
 	delay   atomic.Int64 // a time.Duration
 	pending atomic.Int64
 	wg      sync.WaitGroup
+	hold    atomic.Pointer[<-chan struct{}] // HoldWrites
 }
 
 // New returns a Recorder whose writes take delay (0: auditing is off), with
@@ -73,8 +74,17 @@ func (r *Recorder) write(o order.Order) {
 	b, _ := json.Marshal(o) // an Order always marshals
 	copy(buf, b)
 	time.Sleep(r.Delay()) // the slow downstream write
+	if h := r.hold.Load(); h != nil {
+		<-*h
+	}
 	runtime.KeepAlive(buf)
 }
+
+// HoldWrites makes each audit write, once its delay is over, also wait
+// until release is closed: a test's hold on the slow downstream, which
+// ends when the test has looked at the writes in progress, where the
+// delay alone is a sleep the test would race. A service never calls it.
+func (r *Recorder) HoldWrites(release <-chan struct{}) { r.hold.Store(&release) }
 
 // Wait waits for the writes started with Go, within ctx.
 func (r *Recorder) Wait(ctx context.Context) error {

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,4 +40,31 @@ func TestSetDelay(t *testing.T) {
 	if r.Enabled() || r.Delay() != 0 {
 		t.Errorf("after SetDelay(-1s): enabled %v, delay %s, want off", r.Enabled(), r.Delay())
 	}
+}
+
+// Held writes stay pending, past their delay, until the hold is released.
+func TestHoldWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r, err := New(time.Millisecond, prometheus.NewRegistry())
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		r.HoldWrites(release)
+		r.Go(order.Order{ID: 1})
+		r.Queued()
+		go r.Write(order.Order{ID: 2})
+		time.Sleep(time.Hour) // virtual: far past the delay
+		if p := r.pending.Load(); p != 2 {
+			t.Fatalf("%d writes pending an hour into a 1ms delay with the hold on, want 2", p)
+		}
+		close(release)
+		synctest.Wait()
+		if p := r.pending.Load(); p != 0 {
+			t.Errorf("%d writes pending once the hold is released, want 0", p)
+		}
+		if err := r.Wait(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 }
