@@ -123,15 +123,16 @@ func TestAdmissionBeforeDecode(t *testing.T) {
 		// The worker, the persist queue (BATCH_MAX), every price worker
 		// (GOMAXPROCS: the service runs in this process) and the intake
 		// slot, one at a time: each must be admitted and, but the last,
-		// taken off the intake before the next comes. Each holds 5 s: the
-		// fill and the checks must end before the first hold does, also
-		// on a loaded machine under the race detector.
+		// taken off the intake before the next comes. Each holder is an
+		// order whose insert waits for the orders table, which the test
+		// holds until the checks are done, however long they take.
+		unlock := inst.HoldOrderWrites()
 		n := 3 + runtime.GOMAXPROCS(0)
 		var wg sync.WaitGroup
 		for i := range n {
 			wg.Go(func() {
-				if r, err := inst.Do("GET", "/work/db?delay=5s", "", nil, nil); err != nil || r.Status != http.StatusOK {
-					t.Errorf("holder: %v %d %s", err, r.Status, r.Body)
+				if r, err := inst.PostOrder("/orders", apptest.OrderBody("holder", 1+i%3), ""); err != nil || r.Status != http.StatusCreated {
+					t.Errorf("holder %d: %v %d %s", i, err, r.Status, r.Body)
 				}
 			})
 			poll.Until(t, 10*time.Second, fmt.Sprintf("holder %d admitted and, but the last, off the intake", i), func() error {
@@ -144,7 +145,10 @@ func TestAdmissionBeforeDecode(t *testing.T) {
 				return nil
 			})
 		}
-		return wg.Wait
+		return func() {
+			unlock()
+			poll.Returns(t, 30*time.Second, "the holders answered once the orders table is free", wg.Wait)
+		}
 	})
 	if v := inst.Metrics().Value("orderlab_pipeline_rejections_total", map[string]string{"reason": "intake_full"}); v != 4 {
 		t.Errorf("rejections_total{reason=intake_full} = %v, want 4", v)
@@ -173,12 +177,16 @@ func TestTraceQueueWaitAndLinkedBatch(t *testing.T) {
 // The pipeline's audit stage is bounded, and its demand reaches the edge: an
 // order is admitted only with an audit slot, so a slow audit answers 429 at
 // once while pending audits stay at the stage's size (docs/scenarios: backpressure-voidthe fix).
+// The audit writes are held until the test has looked (apptest.HoldAudits):
+// the slowest audit there is, however long the burst takes.
 func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
-	const auditDelay = 3 * time.Second
-	inst := apptest.Start(t, service, map[string]string{
-		"AUDIT_DELAY": auditDelay.String(), "AUDIT_WORKERS": "1", "AUDIT_QUEUE": "1",
+	release := make(chan struct{})
+	inst := apptest.Start(t, apptest.HoldAudits(service, release), map[string]string{
+		"AUDIT_DELAY": "1ms", "AUDIT_WORKERS": "1", "AUDIT_QUEUE": "1",
 		"DB_MAX_CONNS": "1", "BATCH_MAX": "1", "QUEUE_CAPACITY": "1",
 	})
+	releaseAudits := sync.OnceFunc(func() { close(release) })
+	defer releaseAudits() // before the service stops: its shutdown drains the audits
 	const n = 40
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -195,7 +203,10 @@ func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
 			mu.Unlock()
 		})
 	}
-	wg.Wait()
+	// Admitted orders are not stuck behind the held audits: each is
+	// answered at its commit. Had an answer waited for its audit, the burst
+	// would not be answered until the audits are released.
+	poll.Returns(t, 30*time.Second, "the burst answered while its audits are held", wg.Wait)
 	fams := inst.Metrics()
 	// An order is admitted only with an audit slot: one running, one queued.
 	if p := fams.Value("orderlab_audit_pending", nil); p > 2 {
@@ -207,17 +218,16 @@ func TestAuditStageIsBoundedAndPushesBack(t *testing.T) {
 	if v := fams.Value("orderlab_pipeline_queue_capacity", map[string]string{"stage": "audit"}); v != 2 {
 		t.Errorf("audit queue capacity = %v, want 2 (AUDIT_QUEUE + AUDIT_WORKERS)", v)
 	}
-	// Admitted orders are not stuck behind the slow audit: each was answered
-	// at its commit, so the whole burst was answered within the first audit
-	// (3 s), not after 40: with every answer in, the audit of each admitted
-	// order is still pending. Had an answer waited for its audit, that
-	// audit would be over (pending below the 201s). The service counts an
-	// audit as pending just after the answer, hence the wait; it can end
-	// only before the first audit does.
 	if codes[http.StatusServiceUnavailable] != 0 {
 		t.Errorf("%d admitted orders timed out behind the audit stage", codes[http.StatusServiceUnavailable])
 	}
+	// With every answer in, the audit of each admitted order is pending:
+	// none can end while held. The service counts an audit as pending just
+	// after the answer, hence the wait.
 	inst.AwaitMetric("orderlab_audit_pending", nil, float64(codes[http.StatusCreated]))
+	// Released, the held audits end, and the stage is empty again.
+	releaseAudits()
+	inst.AwaitMetric("orderlab_audit_pending", nil, 0)
 }
 
 // The knobs of the pool pitfalls (docs/scenarios: connection-leak, nested-acquire, tx-across-downstream).

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/app"
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
@@ -28,15 +30,17 @@ func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
 	apptest.ShutdownKeepsAcknowledged(t, service, map[string]string{"LIMIT_WAIT": "5s"})
 }
 
-// Saturated (one permit, a long db_delay), the service answers 429 with
+// Saturated (one permit, held by an order whose insert waits for the
+// orders table, which the test holds), the service answers 429 with
 // Retry-After after its short LIMIT_WAIT, while the permit holder is still
 // in its transaction: the overload never reaches the pool.
 func TestSaturatedAnswers429Quickly(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{"LIMIT": "1", "LIMIT_WAIT": "50ms"})
+	unlock := inst.HoldOrderWrites()
 
 	holderDone := make(chan apptest.Response, 1)
 	go func() {
-		r, err := inst.PostOrder("/orders?db_delay=3s", apptest.OrderBody("holder", 1), "")
+		r, err := inst.PostOrder("/orders", apptest.OrderBody("holder", 1), "")
 		if err != nil {
 			t.Error(err)
 		}
@@ -56,8 +60,9 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 			rejected[i] = r
 		})
 	}
-	wg.Wait()
-	// Every rejection came back while the 3s holder was still running.
+	// Every rejection comes back while the holder is held: had they waited
+	// for its permit, they would wait for the test.
+	poll.Returns(t, 30*time.Second, "the rejections answered while the holder holds the permit", wg.Wait)
 	select {
 	case r := <-holderDone:
 		t.Fatalf("the holder finished (%d) before the rejections were all answered", r.Status)
@@ -75,7 +80,8 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 			t.Errorf("body = %s", r.Body)
 		}
 	}
-	if r := <-holderDone; r.Status != http.StatusCreated {
+	unlock()
+	if r := poll.Recv(t, 30*time.Second, "the holder's answer once the orders table is free", holderDone); r.Status != http.StatusCreated {
 		t.Errorf("holder = %d %s", r.Status, r.Body)
 	}
 
@@ -95,19 +101,24 @@ func TestSaturatedAnswers429Quickly(t *testing.T) {
 }
 
 // The permit is taken before the body is read, and given back by a request
-// that fails validation.
+// that fails validation. The permit's holder is an order whose insert waits
+// for the orders table, which the test holds until the checks are done.
 func TestAdmissionBeforeDecode(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{"LIMIT": "1", "LIMIT_WAIT": "0s"})
 	apptest.AdmissionBeforeDecode(t, inst, func() func() {
+		unlock := inst.HoldOrderWrites()
 		held := make(chan struct{})
 		go func() {
 			defer close(held)
-			if r, err := inst.Do("GET", "/work/db?delay=2s", "", nil, nil); err != nil || r.Status != http.StatusOK {
+			if r, err := inst.PostOrder("/orders", apptest.OrderBody("holder", 1), ""); err != nil || r.Status != http.StatusCreated {
 				t.Errorf("holder: %v %d %s", err, r.Status, r.Body)
 			}
 		}()
 		inst.AwaitMetric("orderlab_limiter_permits_in_use", nil, 1)
-		return func() { <-held }
+		return func() {
+			unlock()
+			poll.Recv(t, 30*time.Second, "the holder answered once the orders table is free", held)
+		}
 	})
 	fams := inst.Metrics()
 	if v := fams.Value("orderlab_limiter_rejections_total", map[string]string{"reason": "at_limit"}); v != 4 {

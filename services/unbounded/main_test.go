@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/apptest"
 )
 
@@ -29,35 +30,28 @@ func TestShutdownKeepsAcknowledgedOrders(t *testing.T) {
 
 // With more concurrent requests than connections, the goroutines queue in
 // pgxpool.Acquire: every request succeeds, but the acquire-wait metric rises.
+// Each order sleeps 100ms (db_delay), then its insert waits for the orders
+// table, which the test holds until the eight beyond the two connections
+// are seen queued: the queue is there for as long as the test looks.
 func TestPoolWaitRisesUnderConcurrency(t *testing.T) {
 	inst := apptest.Start(t, service, map[string]string{"DB_MAX_CONNS": "2"})
 	before := inst.Metrics()
+	unlock := inst.HoldOrderWrites()
 
-	const n = 10 // five rounds of two 100ms holds
+	const n = 10 // five rounds of two holds of 100ms at least
 	var wg sync.WaitGroup
-	// Watch the queue in front of the pool while the requests run.
-	var peakWaiting float64
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for range 20 {
-			peakWaiting = max(peakWaiting, inst.Metrics().Value("orderlab_db_pool_acquires_in_progress", nil))
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
-	for range n {
+	for i := range n {
 		wg.Go(func() {
-			r, err := inst.Do("GET", "/work/db?delay=100ms", "", nil, nil)
-			if err != nil || r.Status != http.StatusOK {
-				t.Errorf("GET /work/db = %v %d %s", err, r.Status, r.Body)
+			r, err := inst.PostOrder("/orders?db_delay=100ms", apptest.OrderBody("pool-wait", 1+i%3), "")
+			if err != nil || r.Status != http.StatusCreated {
+				t.Errorf("POST /orders = %v %d %s", err, r.Status, r.Body)
 			}
 		})
 	}
-	wg.Wait()
-	<-sampled
-	if peakWaiting < 2 {
-		t.Errorf("peak acquires in progress = %v, want several goroutines queued for 2 connections", peakWaiting)
-	}
+	// Watch the queue in front of the pool while the connections are held.
+	inst.AwaitMetric("orderlab_db_pool_acquires_in_progress", nil, n-2)
+	unlock()
+	poll.Returns(t, 30*time.Second, "every order answered once the orders table is free", wg.Wait)
 	if v := inst.Metrics().Value("orderlab_db_pool_acquires_in_progress", nil); v != 0 {
 		t.Errorf("acquires in progress after the load = %v, want 0", v)
 	}
@@ -78,13 +72,28 @@ func TestPoolWaitRisesUnderConcurrency(t *testing.T) {
 }
 
 // When a request's deadline passes while it waits for the pool, it gets a
-// 503 that says the pool was exhausted and how long it waited.
+// 503 that says the pool was exhausted and how long it waited. The only
+// connection is held by an order whose insert waits for the orders table,
+// which the test holds; it began under the 30s REQUEST_TIMEOUT, the five
+// that follow under 300ms (lowered live), which passes in the pool's queue.
 func TestPoolExhaustedGives503(t *testing.T) {
-	inst := apptest.Start(t, service, map[string]string{"DB_MAX_CONNS": "1", "REQUEST_TIMEOUT": "300ms"})
+	const token = "pool-exhausted"
+	inst := apptest.Start(t, service, map[string]string{"DB_MAX_CONNS": "1", "REQUEST_TIMEOUT": "30s", "ADMIN_TOKEN": token})
+	unlock := inst.HoldOrderWrites()
+	holder := make(chan apptest.Response, 1)
+	go func() {
+		r, err := inst.PostOrder("/orders", apptest.OrderBody("holder", 1), "")
+		if err != nil {
+			t.Error(err)
+		}
+		holder <- r
+	}()
+	inst.AwaitHeldOrderWrites(1) // the holder has the connection
+	if r := inst.PatchKnobs(token, map[string]string{"REQUEST_TIMEOUT": "300ms"}); r.Status != http.StatusOK {
+		t.Fatalf("PATCH REQUEST_TIMEOUT=300ms = %d %s", r.Status, r.Body)
+	}
 
-	// Six requests each holding the only connection for 200ms cannot all
-	// finish within 300ms: the later ones time out in the pool's queue.
-	const n = 6
+	const n = 5
 	var wg sync.WaitGroup
 	results := make([]apptest.Response, n)
 	for i := range n {
@@ -96,28 +105,28 @@ func TestPoolExhaustedGives503(t *testing.T) {
 			results[i] = r
 		})
 	}
-	wg.Wait()
+	poll.Returns(t, 30*time.Second, "the requests behind the held connection answered", wg.Wait)
+	unlock()
+	if r := poll.Recv(t, 30*time.Second, "the holder's answer once the orders table is free", holder); r.Status != http.StatusCreated {
+		t.Errorf("holder = %d %s, want 201", r.Status, r.Body)
+	}
 
 	exhausted := 0
 	for _, r := range results {
-		switch r.Status {
-		case http.StatusOK:
-		case http.StatusServiceUnavailable:
-			var p struct {
-				Type          string   `json:"type"`
-				WaitedSeconds *float64 `json:"waited_seconds"`
-			}
+		var p struct {
+			Type          string   `json:"type"`
+			WaitedSeconds *float64 `json:"waited_seconds"`
+		}
+		if r.Status == http.StatusServiceUnavailable {
 			r.JSON(t, &p)
-			// A request that got the connection late may instead time out
-			// inside pg_sleep: that is a timeout, not a starved pool.
-			if strings.HasSuffix(p.Type, "#problem-pool-exhausted") && p.WaitedSeconds != nil {
-				exhausted++
-				if *p.WaitedSeconds < 0.25 {
-					t.Errorf("pool-exhausted answer says it waited %.3fs, less than its deadline", *p.WaitedSeconds)
-				}
-			}
-		default:
-			t.Errorf("status %d: %s", r.Status, r.Body)
+		}
+		if r.Status != http.StatusServiceUnavailable || !strings.HasSuffix(p.Type, "#problem-pool-exhausted") || p.WaitedSeconds == nil {
+			t.Errorf("status %d %s, want a pool-exhausted 503 saying how long it waited", r.Status, r.Body)
+			continue
+		}
+		exhausted++
+		if *p.WaitedSeconds < 0.25 {
+			t.Errorf("pool-exhausted answer says it waited %.3fs, less than its deadline", *p.WaitedSeconds)
 		}
 	}
 	if exhausted == 0 {
@@ -154,8 +163,13 @@ func TestTracePoolWaitUnderRequest(t *testing.T) {
 
 // With AUDIT_DELAY every order starts a goroutine of its own for its audit
 // write: nothing bounds them (docs/scenarios: backpressure-void). Shutdown still waits for them.
+// The audit writes are held until the test has counted them
+// (apptest.HoldAudits), however long the 40 orders take.
 func TestAuditGoroutinePerOrder(t *testing.T) {
-	inst := apptest.Start(t, service, map[string]string{"AUDIT_DELAY": "2s", "DB_MAX_CONNS": "4"})
+	release := make(chan struct{})
+	inst := apptest.Start(t, apptest.HoldAudits(service, release), map[string]string{"AUDIT_DELAY": "1ms", "DB_MAX_CONNS": "4"})
+	releaseAudits := sync.OnceFunc(func() { close(release) })
+	defer releaseAudits() // before the service stops: its shutdown waits for the audits
 	base := inst.Metrics().Value("go_goroutines", nil)
 	const n = 40
 	var wg sync.WaitGroup
@@ -166,7 +180,7 @@ func TestAuditGoroutinePerOrder(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	poll.Returns(t, 30*time.Second, "the orders answered while their audits are held", wg.Wait)
 	fams := inst.Metrics()
 	if p := fams.Value("orderlab_audit_pending", nil); p != n {
 		t.Errorf("audit pending = %v, want %d: one goroutine per order", p, n)
@@ -174,6 +188,8 @@ func TestAuditGoroutinePerOrder(t *testing.T) {
 	if g := fams.Value("go_goroutines", nil); g < base+n {
 		t.Errorf("goroutines = %v, want at least %v + %d", g, base, n)
 	}
+	releaseAudits()
+	inst.AwaitMetric("orderlab_audit_pending", nil, 0)
 }
 
 // With API_WAIT_MODE=syscall, /work/api blocks OS threads (nanosleep on
@@ -193,12 +209,15 @@ func TestSyscallWaitPinsThreads(t *testing.T) {
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(func() {
-				if r, err := inst.Do("GET", "/work/api?delay=1s", "", nil, nil); err != nil || r.Status != 200 {
+				if r, err := inst.Do("GET", "/work/api?delay=3s", "", nil, nil); err != nil || r.Status != 200 {
 					t.Errorf("GET /work/api = %v %d", err, r.Status)
 				}
 			})
 		}
-		// Sample while the requests wait: the peaks.
+		// Sample while the requests wait, once all of them do: the peaks.
+		// The 3 s waits leave the sampling (half a second, begun once the
+		// 40 are in) a wide margin on a busy machine.
+		inst.AwaitMetric("orderlab_http_requests_in_flight", nil, n)
 		samples := []rtmetrics.Sample{{Name: "/sched/goroutines/not-in-go:goroutines"}}
 		for range 10 {
 			time.Sleep(50 * time.Millisecond)
@@ -206,7 +225,7 @@ func TestSyscallWaitPinsThreads(t *testing.T) {
 			outside = max(outside, float64(samples[0].Value.Uint64()))
 			goThreads = max(goThreads, inst.Metrics().Value("go_threads", nil))
 		}
-		wg.Wait()
+		poll.Returns(t, 30*time.Second, "the "+mode+" waits answered", wg.Wait)
 		return outside, goThreads
 	}
 	parked, parkedThreads := held("timer")

@@ -4,7 +4,8 @@
 // API (suite.go, with its bad-input table in badinput.go and the metric
 // families in families.go), the database failing (faults.go, faultload.go:
 // internal/dbfault's catalog), abuse, pitfalls, shutdown and traces. Waits
-// go through internal/poll, metrics through internal/metrictest; wire.go
+// go through internal/poll, metrics through internal/metrictest; holds.go
+// keeps parts of a service busy until the test releases them; wire.go
 // holds the answers' JSON as the suites read it, promtool.go finds promtool.
 package apptest
 
