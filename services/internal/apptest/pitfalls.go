@@ -106,7 +106,7 @@ func nestedAcquire(t *testing.T, inst *Instance) {
 		return fmt.Errorf("%v held, %v waiting", held, waiting)
 	})
 	if !answered {
-		r = <-done
+		r = poll.Recv(t, 30*time.Second, "the conns=4 answer at its deadline", done)
 	}
 	if r.Status != http.StatusServiceUnavailable {
 		t.Errorf("conns=4 on a pool of 3 = %d %s, want 503 at the deadline", r.Status, r.Body)
