@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
 	"github.com/orderlab/orderlab/services/internal/overload"
@@ -194,21 +196,20 @@ func TestAdmittedIsReleasedOnEveryPath(t *testing.T) {
 				done <- resp
 			}()
 			if tc.cancel {
-				for m.last.Load() == nil { // admitted once Admit returned
+				poll.Until(t, 10*time.Second, "the request admitted", func() error {
+					if m.last.Load() != nil { // admitted once Admit returned
+						return nil
+					}
 					select {
 					case <-done:
 						t.Fatal("the request ended before it was admitted")
-					case <-time.After(time.Millisecond):
+					default:
 					}
-				}
+					return errors.New("not admitted yet")
+				})
 				cancel()
 			}
-			var resp *http.Response
-			select {
-			case resp = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("no answer in 10 s")
-			}
+			resp := poll.Recv(t, 10*time.Second, "the answer", done)
 			if resp != nil {
 				resp.Body.Close()
 				if resp.StatusCode != tc.status {
@@ -216,11 +217,7 @@ func TestAdmittedIsReleasedOnEveryPath(t *testing.T) {
 				}
 			}
 			a := m.last.Load()
-			select {
-			case <-a.released:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the admission was never released")
-			}
+			poll.Recv(t, 10*time.Second, "the admission released", a.released)
 			if n := m.admits.Load(); n != 1 {
 				t.Errorf("Admit called %d times, want once", n)
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // Short limits, so that the tests see them act; each test waits for the
@@ -134,13 +136,13 @@ func TestNBIORequestDeadlineCountsThePoolWait(t *testing.T) {
 	}))
 	first, second := dial(t, ts), dial(t, ts)
 	go func() { _, _, _ = first.try("GET", "/first") }()
-	<-b.entered
+	poll.Recv(t, answerWithin, "the first request in its handler", b.entered)
 	answer := make(chan string, 1)
 	go func() { _, body, _ := second.try("GET", "/second"); answer <- body }()
 	ts.await(t, "the second request queued", map[string]float64{"orderlab_http_handler_pool_queued": 1})
 	time.Sleep(2 * lim.RequestTimeout) // its deadline passes while it waits
 	close(b.release)
-	if body := <-answer; body != "context deadline exceeded" {
+	if body := poll.Recv(t, answerWithin, "the queued request's answer", answer); body != "context deadline exceeded" {
 		t.Errorf("the queued request's context: %q, want its deadline exceeded", body)
 	}
 }

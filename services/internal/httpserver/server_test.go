@@ -57,7 +57,7 @@ func start(t *testing.T, kind Kind, lim Limits, pool int, h http.Handler) *testS
 		if err := srv.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		if err := <-ts.served; err != nil {
+		if err := poll.Recv(t, answerWithin, "Serve's return", ts.served); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
@@ -162,6 +162,11 @@ func TestServesKeepAliveAndCountsConnections(t *testing.T) {
 	}
 }
 
+// answerWithin bounds a test's wait for the server (a handler entered, an
+// answer, Serve or Shutdown returning): far above what it takes on a busy
+// machine, so that running out means it never came.
+const answerWithin = 10 * time.Second
+
 // blocker is a handler that waits until released, and says when it runs.
 type blocker struct {
 	entered chan string
@@ -188,7 +193,7 @@ func TestActiveConnectionsAndHandlerPool(t *testing.T) {
 				c := dial(t, ts)
 				go func() { _, body, _ := c.try("GET", p); answers <- body }()
 				if p == "/first" {
-					<-b.entered
+					poll.Recv(t, answerWithin, "the first request in its handler", b.entered)
 				}
 			}
 			ts.await(t, "two active connections", map[string]float64{"orderlab_http_connections{state=active}": 2})
@@ -202,7 +207,7 @@ func TestActiveConnectionsAndHandlerPool(t *testing.T) {
 			}
 			close(b.release)
 			for range 2 {
-				if body := <-answers; body != "released" {
+				if body := poll.Recv(t, answerWithin, "an answer once released", answers); body != "released" {
 					t.Errorf("answer %q", body)
 				}
 			}
@@ -222,7 +227,7 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 			if resp, _ := idle.do(t, "GET", "/warm"); resp.StatusCode != 200 {
 				t.Fatalf("warm-up = %d", resp.StatusCode)
 			}
-			<-b.entered
+			poll.Recv(t, answerWithin, "the warm-up in its handler", b.entered)
 
 			busy := dial(t, ts)
 			answer := make(chan *http.Response, 1)
@@ -233,7 +238,7 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 				}
 				answer <- resp
 			}()
-			<-b.entered
+			poll.Recv(t, answerWithin, "the slow request in its handler", b.entered)
 
 			shut := make(chan error, 1)
 			go func() { shut <- ts.Shutdown(context.Background()) }()
@@ -254,14 +259,14 @@ func TestShutdownDrainsInFlightRequests(t *testing.T) {
 			default:
 			}
 			close(b.release)
-			resp := <-answer
+			resp := poll.Recv(t, answerWithin, "the answer in flight", answer)
 			if resp.StatusCode != 200 || !resp.Close {
 				t.Errorf("answer in flight = %d %s, Connection: close %v; want 200 and close", resp.StatusCode, resp.Status, resp.Close)
 			}
-			if err := <-shut; err != nil {
+			if err := poll.Recv(t, answerWithin, "Shutdown's return", shut); err != nil {
 				t.Errorf("Shutdown = %v", err)
 			}
-			if err := <-ts.served; err != nil {
+			if err := poll.Recv(t, answerWithin, "Serve's return", ts.served); err != nil {
 				t.Errorf("Serve = %v", err)
 			}
 			ts.served <- nil // for the cleanup's second Shutdown
