@@ -9,28 +9,40 @@ import (
 )
 
 // Picture is a run's verdict as one chart reads it: per phase and model,
-// what it committed against the bound, its success p99 against the
-// target, and its answers by status.
+// what it committed per second as a multiple of the phase's bound, its
+// success p99 against the target, its answers by status, and the terms of
+// its expectations it missed.
 type Picture struct {
 	Phases []PicturePhase `json:"phases"`
 }
 
 // PicturePhase is one HTTP phase of the picture.
 type PicturePhase struct {
-	Name     string         `json:"name"`
-	BoundRPS float64        `json:"bound_rps,omitempty"` // the bound that ran; 0: none
-	Models   []PictureModel `json:"models"`
+	Name     string  `json:"name"`
+	BoundRPS float64 `json:"bound_rps,omitempty"` // the bound that ran; 0: none
+	// Counts is what its models' per-second figure counts: "committed"
+	// (orders: the phase posts them) or "succeeded" (successful answers).
+	Counts string         `json:"counts"`
+	Models []PictureModel `json:"models"`
 }
 
-// PictureModel is one model's run in a phase (the median run of a count).
+// PictureModel is one model's run in a phase (of a count, the run with the
+// median goodput, as the report's charts).
 type PictureModel struct {
 	Name string `json:"name"`
-	// Succeeded is the successful answers per second: committed orders
-	// for POST /orders.
-	Succeeded float64          `json:"succeeded_per_second"`
+	// Succeeded is its successful answers per second: its committed
+	// orders when the phase Counts "committed".
+	Succeeded float64 `json:"succeeded_per_second"`
+	// OfBound is Succeeded as a multiple of the phase's bound, and AtLeast
+	// the multiple its expectation asks for (0: no bound, no such term).
+	OfBound   float64          `json:"of_bound,omitempty"`
+	AtLeast   float64          `json:"at_least_of_bound,omitempty"`
 	P99       float64          `json:"success_p99_seconds"`
 	P99Target float64          `json:"p99_target_seconds,omitempty"` // the expectation's p99 bound, if one holds it
 	Status    map[string]int64 `json:"status"`
+	// Missed are the terms of its expectations that a run of it missed,
+	// as written (goodput>=0.85xbound), as its verdicts count a miss.
+	Missed []string `json:"missed,omitempty"`
 }
 
 // PictureOf draws res's picture; its phases without HTTP load are left out.
@@ -40,16 +52,19 @@ func PictureOf(res *Result) Picture {
 		if p.Loadtest == nil || len(p.Loadtest.Runs) == 0 {
 			continue
 		}
-		pp := PicturePhase{Name: p.Name, BoundRPS: p.BoundRPS}
-		for _, run := range p.Loadtest.Runs {
-			if slices.ContainsFunc(pp.Models, func(m PictureModel) bool { return m.Name == run.Name }) {
-				continue // a count's later runs: the first stands for the model
-			}
+		pp := PicturePhase{Name: p.Name, BoundRPS: p.BoundRPS, Counts: "succeeded"}
+		if i < len(res.Scenario.Phases) && res.Scenario.Phases[i].Request != nil && res.Scenario.Phases[i].Request.Method == "POST" {
+			pp.Counts = "committed"
+		}
+		for _, run := range Representative(p.Loadtest.Runs) {
 			m := PictureModel{Name: run.Name, Succeeded: run.Goodput, Status: run.Status}
+			if p.BoundRPS > 0 {
+				m.OfBound = run.Goodput / p.BoundRPS
+			}
 			if run.Latency.Success != nil {
 				m.P99 = run.Latency.Success.P99
 			}
-			m.P99Target = p99Target(res, i, run.Name)
+			held(res, i, &m)
 			pp.Models = append(pp.Models, m)
 		}
 		pic.Phases = append(pic.Phases, pp)
@@ -57,25 +72,76 @@ func PictureOf(res *Result) Picture {
 	return pic
 }
 
-// p99Target is the p99 bound an expectation judged in res holds model to
-// in phase i, 0 when none does.
-func p99Target(res *Result, i int, model string) float64 {
-	name := res.Phases[i].Name
+// held fills in what the expectations judged in res hold m to in phase i
+// (its floor against the bound, its p99 target) and the terms that any of
+// its runs there missed.
+func held(res *Result, i int, m *PictureModel) {
+	p := res.Phases[i]
 	for _, e := range res.Scenario.Expect {
-		if !judged(e, res.Quick) || (e.Target != "" && e.Target != model) || (e.Phase != "" && e.Phase != name) {
+		if !judged(e, res.Quick) || e.SLO == "" || (e.Target != "" && e.Target != m.Name) || (e.Phase != "" && e.Phase != p.Name) {
 			continue
 		}
-		slo, err := boundSLO(e.SLO, max(res.Phases[i].BoundRPS, 1))
+		slo, err := boundSLO(e.SLO, p.BoundRPS)
 		if err != nil {
-			continue
+			continue // its verdict says ERROR
 		}
 		for _, b := range slo {
-			if b.Metric == "p99" && strings.HasPrefix(b.Op, "<") {
-				return b.Value
+			switch {
+			case b.Metric == "p99" && strings.HasPrefix(b.Op, "<"):
+				m.P99Target = b.Value
+			case b.Metric == "goodput" && strings.HasPrefix(b.Op, ">") && p.BoundRPS > 0:
+				m.AtLeast = b.Value / p.BoundRPS
+			}
+		}
+		for _, run := range p.Loadtest.Runs {
+			if run.Name != m.Name {
+				continue
+			}
+			for j, ev := range slo.Evaluate(run) {
+				if !ev.Met && !slices.Contains(m.Missed, slo[j].Text) {
+					m.Missed = append(m.Missed, slo[j].Text)
+				}
 			}
 		}
 	}
-	return 0
+}
+
+// PictureDrawing is pic as the report and the front page draw it
+// (chart.VerdictDrawing): a row per model and phase, each model in its
+// colour.
+func PictureDrawing(pic Picture) chart.Drawing { return chart.VerdictDrawing(pictureRows(pic)) }
+
+func pictureRows(pic Picture) []chart.Row {
+	var rows []chart.Row
+	colors := map[string]int{}
+	for _, ph := range pic.Phases {
+		for _, m := range ph.Models {
+			if _, ok := colors[m.Name]; !ok {
+				colors[m.Name] = len(colors)
+			}
+			r := chart.Row{Label: m.Name, Color: colors[m.Name], Counts: ph.Counts, PerSecond: m.Succeeded, Bound: ph.BoundRPS,
+				AtLeast: m.AtLeast, P99: m.P99, P99Target: m.P99Target, Status: m.Status}
+			if len(pic.Phases) > 1 {
+				r.Label += ", " + ph.Name
+			}
+			for _, term := range m.Missed {
+				metric := term
+				if k := strings.IndexAny(term, "<>"); k > 0 {
+					metric = strings.TrimSpace(term[:k])
+				}
+				switch metric {
+				case "goodput":
+					r.MissedRate = true
+				case "p99":
+					r.MissedP99 = true
+				default:
+					r.MissedOther = true
+				}
+			}
+			rows = append(rows, r)
+		}
+	}
+	return rows
 }
 
 // Conclusion is the run's verdicts in one sentence.
@@ -109,34 +175,18 @@ func Conclusion(res *Result) string {
 		"a busy machine slows every model, so read the figures before the verdicts.", missed+other, met+missed+other, tail)
 }
 
-// verdictSection heads the HTML report with the run's picture: successes
-// per second per model and phase against the bound, success p99 against
-// its target, the conclusion and the verdicts in words.
+// verdictSection heads the HTML report with the run's picture (committed
+// per second against the bound, success p99 against its target, answers
+// by status, misses marked), the conclusion and the verdicts in words.
 func verdictSection(b *chart.Builder, res *Result) (chart.Section, bool) {
 	pic := PictureOf(res)
 	if len(pic.Phases) == 0 || len(res.Scenario.Expect) == 0 {
 		return chart.Section{}, false
 	}
-	var labels []string
-	var ok, bound, p99, target []float64
-	for _, ph := range pic.Phases {
-		for _, m := range ph.Models {
-			label := m.Name
-			if len(pic.Phases) > 1 {
-				label += ", " + ph.Name
-			}
-			labels = append(labels, label)
-			ok, bound = append(ok, m.Succeeded), append(bound, ph.BoundRPS)
-			p99, target = append(p99, 1000*m.P99), append(target, 1000*m.P99Target)
-		}
-	}
 	sec := chart.Section{Title: "Verdict", Notes: []string{Conclusion(res)}}
 	for _, v := range VerdictsOf(res) {
 		sec.Notes = append(sec.Notes, v.String())
 	}
-	sec.Charts = append(sec.Charts, b.BarsAgainst("Successes per second (orders: committed) vs the bound", "/s", labels, ok, "bound", bound))
-	if slices.Max(p99) > 0 {
-		sec.Charts = append(sec.Charts, b.BarsAgainst("Success p99 vs its target", "ms", labels, p99, "target", target))
-	}
+	sec.Charts = append(sec.Charts, b.Verdict(pictureRows(pic)))
 	return sec, true
 }

@@ -138,34 +138,6 @@ func (b *Builder) Bars(title, unit string, labels []string, values []float64) Ch
 	return snippet(bar)
 }
 
-// BarsAgainst is one bar per label with a dashed line of what each is
-// held to (a bound, a target; 0: none), e.g. a model's throughput against
-// its phase's bound.
-func (b *Builder) BarsAgainst(title, unit string, labels []string, values []float64, against string, limits []float64) Chart {
-	bar := charts.NewBar()
-	bar.SetGlobalOptions(append(b.init(title, ""),
-		charts.WithYAxisOpts(opts.YAxis{Type: "value", Name: unit}),
-		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Top: "24"}),
-		charts.WithXAxisOpts(opts.XAxis{AxisLabel: &opts.AxisLabel{Interval: "0", Rotate: 20}}))...)
-	bar.SetXAxis(labels)
-	data := make([]opts.BarData, len(values))
-	for i, v := range values {
-		data[i] = opts.BarData{Value: round(v)}
-	}
-	bar.AddSeries(title, data, charts.WithLabelOpts(opts.Label{Show: opts.Bool(true), Position: "top"}))
-	line := charts.NewLine()
-	points := make([]opts.LineData, len(limits))
-	for i, v := range limits {
-		points[i] = opts.LineData{Value: round(v)}
-		if v == 0 {
-			points[i] = opts.LineData{Value: "-"}
-		}
-	}
-	line.AddSeries(against, points, charts.WithLineStyleOpts(opts.LineStyle{Type: "dashed"}))
-	bar.Overlap(line)
-	return snippet(bar)
-}
-
 // round keeps four significant digits, so the HTML stays small.
 func round(v float64) float64 {
 	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
