@@ -166,11 +166,21 @@ func (run *labRun) frontPage(t *testing.T) {
 		t.Errorf("the report link %s opens %q (%v), want the run's report", href, title, err)
 	}
 
-	// A second scenario, of another kind, from the catalog: its verdict
-	// picture draws its phases and models too.
+	// The page opened afresh shows the run that ended on top, with its
+	// verdict: committed/s as a multiple of the bound on a log scale, the
+	// bound at 1 ×.
 	if err := chromedp.Do(ctx, chromedp.Navigate(page+"/")); err != nil {
 		t.Fatal(err)
 	}
+	wait("the last run's verdict on top", `document.querySelector("#run-none").hidden && !document.querySelector("#result").hidden &&
+	  document.querySelector("#run-title").textContent.includes("pool-starvation") && document.querySelector("#conclusion").textContent !== "" &&
+	  document.querySelectorAll("#verdict-chart canvas").length === 1 && (() => {
+	    const o = echarts.getInstanceByDom(document.querySelector("#verdict-chart")).getOption();
+	    return o.xAxis[0].type === "log" && o.series[0].markLine.data[0].xAxis === 1;
+	  })()`, 10*time.Second)
+
+	// A second scenario, of another kind, from the catalog: its verdict
+	// picture draws its phases and models too.
 	wait("the catalog again", `document.querySelector('button.run[data-name="backpressure-void"]') !== null`, 20*time.Second)
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`button.run[data-name="backpressure-void"]`))); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/loadtest/chart"
 )
 
 // Run states.
@@ -47,9 +48,11 @@ type Run struct {
 	// while it runs; its exact range once it ended.
 	Board    string             `json:"board,omitempty"`
 	Verdicts []scenario.Verdict `json:"verdicts,omitempty"`
-	// Picture is the verdict as one chart draws it, and Conclusion the
-	// verdicts in a sentence, once the run ended.
+	// Picture is the verdict's figures as one chart draws them, Drawing
+	// that chart (the ECharts option the report draws too), and
+	// Conclusion the verdicts in a sentence, once the run ended.
 	Picture    *scenario.Picture `json:"picture,omitempty"`
+	Drawing    *chart.Drawing    `json:"picture_drawing,omitempty"`
 	Conclusion string            `json:"conclusion,omitempty"`
 	// Explanation is what the scenario expects of each target, and Fix the
 	// remedy, from the catalog.
@@ -243,7 +246,8 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 	}
 	if res != nil {
 		pic := scenario.PictureOf(res)
-		v.Verdicts, v.Board, v.Picture, v.Conclusion = scenario.VerdictsOf(res), res.Board, &pic, scenario.Conclusion(res)
+		drawing := scenario.PictureDrawing(pic)
+		v.Verdicts, v.Board, v.Picture, v.Drawing, v.Conclusion = scenario.VerdictsOf(res), res.Board, &pic, &drawing, scenario.Conclusion(res)
 	}
 	if files.HTML != "" {
 		rs.files = files

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,6 +104,24 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	if pic := done.Picture; pic == nil || len(pic.Phases) != 1 || len(pic.Phases[0].Models) != 2 || pic.Phases[0].Models[0].Succeeded == 0 ||
 		pic.Phases[0].Models[0].P99Target != 1e-6 || !strings.Contains(done.Conclusion, "1 of 2 expectations with a figure were missed") {
 		t.Errorf("picture %+v, conclusion %q: want one phase of two models, unbounded's p99 target 1 µs, one of two missed", done.Picture, done.Conclusion)
+	}
+	// The page draws the report's own picture: unbounded's missed p99 marked.
+	if pic := done.Picture; pic == nil || len(pic.Phases) != 1 || pic.Phases[0].Counts != "committed" ||
+		!slices.Equal(pic.Phases[0].Models[0].Missed, []string{"p99<1us"}) || len(pic.Phases[0].Models[1].Missed) != 0 {
+		t.Errorf("picture %+v: want the phase counting commits, unbounded's p99<1us missed and nothing of the semaphore's", done.Picture)
+	}
+	if d := done.Drawing; d == nil || d.Height <= 0 || len(d.Option["series"].([]any)) == 0 {
+		t.Errorf("drawing %+v: want the verdict picture as an ECharts option", d)
+	}
+	// A page opened now shows this run on top: no run in progress, this
+	// one the newest, with its verdicts and picture.
+	var after struct {
+		Current *Run
+		Runs    []Run
+	}
+	if f.call("GET", "/api/runs", nil, &after); after.Current != nil || len(after.Runs) != 1 || after.Runs[0].ID != done.ID ||
+		len(after.Runs[0].Verdicts) != 3 || after.Runs[0].Drawing == nil || after.Runs[0].Conclusion == "" {
+		t.Errorf("GET /api/runs after the run: current %+v, runs %+v: want none current and this run first, with its verdict", after.Current, after.Runs)
 	}
 	if ps := done.PhaseStarts; len(ps) != 1 || ps[0].Name != "orders" || ps[0].At.Before(done.StartedAt) || ps[0].At.After(*done.EndedAt) {
 		t.Errorf("phase starts %+v, want the one phase's, within the run (%v to %v)", ps, done.StartedAt, done.EndedAt)

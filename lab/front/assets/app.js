@@ -168,64 +168,29 @@ function showResult(run) {
   if (!(run.verdicts || []).length) body.append(el("tr", {}, el("td", { colspan: "4", text: "No verdict: the run ended before anything was measured." })));
   $("#conclusion").textContent = run.conclusion || "";
   $("#fix").textContent = run.fix || "";
-  drawVerdict(run.picture);
+  drawVerdict(run);
   const links = $("#report-links");
   links.hidden = !run.report;
   if (run.report) { $("#report-html").href = run.report.html; $("#report-json").href = run.report.json; }
 }
 
 // ---- the verdict picture ----
-// One chart: per phase and model, committed (successful) answers per second
-// as bars against the bound as a line; success p99 as bars against the
-// target as a line; answers by status, stacked.
-function drawVerdict(pic) {
+// The server draws it (the report's own chart, as an ECharts option): per
+// model and phase, committed per second as a multiple of the bound on a
+// log scale, success p99 against its target, answers by status, misses in
+// red. Drawn once per run shown, not at every poll.
+function drawVerdict(run) {
   const div = $("#verdict-chart");
+  const d = run.picture_drawing;
+  const key = d ? `${run.id}/${run.state}` : "";
+  if (state.verdictChart && state.verdictKey === key) return;
   if (state.verdictChart) { state.verdictChart.dispose(); state.verdictChart = null; }
-  const phases = (pic && pic.phases) || [];
-  div.hidden = !phases.length || !window.echarts;
+  state.verdictKey = key;
+  div.hidden = !d || !window.echarts;
   if (div.hidden) return;
-  const many = phases.length > 1;
-  const cats = [], ok = [], bound = [], p99 = [], target = [], status = {};
-  for (const ph of phases) {
-    for (const m of ph.models) {
-      cats.push(many ? `${m.name}, ${ph.name}` : m.name);
-      ok.push(Math.round(m.succeeded_per_second * 10) / 10);
-      bound.push(ph.bound_rps ? Math.round(ph.bound_rps) : null);
-      p99.push(Math.round(m.success_p99_seconds * 1000));
-      target.push(m.p99_target_seconds ? Math.round(m.p99_target_seconds * 1000) : null);
-      for (const code of Object.keys(m.status || {})) status[code] = status[code] || [];
-    }
-  }
-  for (const code of Object.keys(status)) {
-    for (const ph of phases) for (const m of ph.models) status[code].push((m.status || {})[code] || 0);
-  }
-  const grids = [0, 1, 2].map((i) => ({ left: `${2 + i * 33}%`, width: "29%", top: 72, bottom: 8, containLabel: true }));
-  const x = (i) => ({ type: "category", gridIndex: i, data: cats, axisLabel: { interval: 0, fontSize: 10, rotate: many ? 35 : 0 } });
-  const y = (i, name) => ({ type: "value", gridIndex: i, name, nameTextStyle: { fontSize: 11 } });
-  const chart = echarts.init(div);
-  state.verdictChart = chart;
-  chart.setOption({
-    animation: false,
-    title: [
-      { text: "Successes per second (orders: committed) vs the bound", left: "2%", textStyle: { fontSize: 13 } },
-      { text: "Success p99 vs its target", left: "35%", textStyle: { fontSize: 13 } },
-      { text: "Answers by status", left: "68%", textStyle: { fontSize: 13 } },
-    ],
-    tooltip: { trigger: "axis" },
-    legend: { top: 28, textStyle: { fontSize: 11 } },
-    grid: grids,
-    xAxis: [x(0), x(1), x(2)],
-    yAxis: [y(0, "/s"), y(1, "ms"), y(2, "answers")],
-    series: [
-      { name: "successes/s", type: "bar", xAxisIndex: 0, yAxisIndex: 0, data: ok, label: { show: true, position: "top", fontSize: 10 } },
-      { name: "bound/s", type: "line", xAxisIndex: 0, yAxisIndex: 0, data: bound, lineStyle: { type: "dashed" }, symbol: "rect" },
-      { name: "p99 ms", type: "bar", xAxisIndex: 1, yAxisIndex: 1, data: p99, label: { show: true, position: "top", fontSize: 10 } },
-      // Each target a bar's width of line at its height: the targets of neighbouring bars
-      // are seldom both set, and a lone point drew as a dot lost in the bar's label.
-      { name: "p99 target ms", type: "line", xAxisIndex: 1, yAxisIndex: 1, data: target, lineStyle: { type: "dashed" }, symbol: "rect", symbolSize: [30, 3] },
-      ...Object.keys(status).sort().map((code) => ({ name: code, type: "bar", stack: "status", xAxisIndex: 2, yAxisIndex: 2, data: status[code] })),
-    ],
-  });
+  div.style.height = `${d.height}px`;
+  state.verdictChart = echarts.init(div);
+  state.verdictChart.setOption(d.option);
 }
 
 // ---- live charts ----
@@ -329,15 +294,20 @@ async function poll() {
     showRun(cur);
     say(`Run ${label(cur)} is ${stateWords[cur.state] || cur.state}` + (cur.phase ? `, phase ${cur.phase.name}.` : "."));
     if (Date.now() - state.lastSeries > 3000) { state.lastSeries = Date.now(); refreshSeries(cur); }
-  } else if (state.shown !== null) {
+  } else {
+    // No run in progress: the one shown stays; a page opened afresh shows
+    // the last run, its verdict on top, until another starts.
+    const opened = state.shown === null;
+    if (opened && r.data.runs.length) state.shown = r.data.runs[0].id;
     const done = r.data.runs.find((x) => x.id === state.shown);
     if (done) {
       const full = await api("GET", `/api/runs/${done.id}`);
-      if (full.ok) { showRun(full.data); if (wasRunning) refreshSeries(full.data); }
+      if (full.ok) { showRun(full.data); if (wasRunning || opened) refreshSeries(full.data); }
       if (wasRunning) say(`Run ${label(done)} ${stateWords[done.state] || done.state}.`);
+      else if (opened) say(`No run in progress; the last one, ${label(done)}, ${stateWords[done.state] || done.state}.`);
+    } else {
+      say("No run in progress.");
     }
-  } else {
-    say("No run in progress.");
   }
   if (wasRunning !== !!cur) { renderCatalog(); if (!cur) loadKnobs(); }
   const hist = $("#history");
