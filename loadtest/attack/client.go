@@ -27,7 +27,15 @@ type Client interface {
 type Request struct {
 	Body           []byte // nil for a request without body
 	IdempotencyKey []byte // sent as Idempotency-Key when not empty
+	// Attempt is 0 for a request's first attempt and n for its nth re-send,
+	// sent as RetryAttemptHeader when above 0: a service counts re-sends
+	// by it (orderlab_http_retried_requests_total, docs/metrics.md).
+	Attempt int
 }
+
+// RetryAttemptHeader carries Request.Attempt, as gRPC's
+// grpc-previous-rpc-attempts does: the services read the same name.
+const RetryAttemptHeader = "X-Retry-Attempt"
 
 // Response is what a worker needs of an answer.
 type Response struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -81,6 +82,9 @@ func (c *stdClient) Do(req *Request) (Response, error) {
 	}
 	if len(req.IdempotencyKey) > 0 {
 		r.Header.Set("Idempotency-Key", string(req.IdempotencyKey))
+	}
+	if req.Attempt > 0 {
+		r.Header.Set(RetryAttemptHeader, strconv.Itoa(req.Attempt))
 	}
 	resp, err := c.t.client.Do(r)
 	if err != nil {

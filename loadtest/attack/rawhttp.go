@@ -123,6 +123,11 @@ func (c *rawClient) encode(b []byte, req *Request) []byte {
 		b = append(b, req.IdempotencyKey...)
 		b = append(b, "\r\n"...)
 	}
+	if req.Attempt > 0 {
+		b = append(b, RetryAttemptHeader+": "...)
+		b = strconv.AppendInt(b, int64(req.Attempt), 10)
+		b = append(b, "\r\n"...)
+	}
 	if req.Body != nil {
 		b = append(b, "Content-Type: application/json\r\nContent-Length: "...)
 		b = strconv.AppendInt(b, int64(len(req.Body)), 10)

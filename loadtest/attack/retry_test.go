@@ -1,7 +1,9 @@
 package attack
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -9,14 +11,16 @@ import (
 
 // rejectingServer answers 429 to the first rejections attempts of each
 // Idempotency-Key, with Retry-After set to retryAfter when it is not empty,
-// then 201. It records the attempts per key.
+// then 201. It records the attempts per key, and the attempts whose
+// RetryAttemptHeader did not say which attempt they were.
 type rejectingServer struct {
 	rejections int
 	retryAfter string
 	status     int // the rejection's status: 429 or 503
 
-	mu       sync.Mutex
-	attempts map[string]int
+	mu          sync.Mutex
+	attempts    map[string]int
+	misnumbered []string
 }
 
 func (s *rejectingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -24,6 +28,13 @@ func (s *rejectingServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.attempts[key]++
 	n := s.attempts[key]
+	want := ""
+	if n > 1 {
+		want = strconv.Itoa(n - 1)
+	}
+	if got := r.Header.Get(RetryAttemptHeader); got != want {
+		s.misnumbered = append(s.misnumbered, fmt.Sprintf("%s attempt %d: %s %q, want %q", key, n, RetryAttemptHeader, got, want))
+	}
 	s.mu.Unlock()
 	if n <= s.rejections {
 		if s.retryAfter != "" {
@@ -44,23 +55,31 @@ func newRejecting(t *testing.T, rejections int, retryAfter string) (*rejectingSe
 func orders(url string) Target { return Target{Method: "POST", URL: url, Body: BodyFor("POST")} }
 
 // With -retry immediate each rejected request is sent again at once, with
-// the same Idempotency-Key, until it succeeds; every attempt is counted.
+// the same Idempotency-Key and its attempt's number, until it succeeds;
+// every attempt is counted.
 func TestRetryImmediateResendsTheSameRequest(t *testing.T) {
-	s, url := newRejecting(t, 2, "1")
-	res := run(t, Config{Mode: ModeClosed, Concurrency: 4, Requests: 40, Retries: 5, Retry: RetryImmediate, Target: orders(url)})
-	if res.Status[201] != 40 || res.Status[429] != 0 {
-		t.Errorf("final answers %v, want 40 x 201", res.Status)
-	}
-	if res.Retries != 80 || res.Attempts() != 120 {
-		t.Errorf("retries %d, attempts %d; want 80 and 120", res.Retries, res.Attempts())
-	}
-	if len(s.attempts) != 40 {
-		t.Errorf("%d distinct keys, want 40: a retry must resend the same request", len(s.attempts))
-	}
-	for k, n := range s.attempts {
-		if n != 3 {
-			t.Errorf("key %s sent %d times, want 3", k, n)
-		}
+	for _, client := range []ClientKind{ClientFast, ClientNetHTTP} {
+		t.Run(string(client), func(t *testing.T) {
+			s, url := newRejecting(t, 2, "1")
+			res := run(t, Config{Mode: ModeClosed, Concurrency: 4, Requests: 40, Retries: 5, Retry: RetryImmediate, Target: orders(url), Client: client})
+			if res.Status[201] != 40 || res.Status[429] != 0 {
+				t.Errorf("final answers %v, want 40 x 201", res.Status)
+			}
+			if res.Retries != 80 || res.Attempts() != 120 {
+				t.Errorf("retries %d, attempts %d; want 80 and 120", res.Retries, res.Attempts())
+			}
+			if len(s.attempts) != 40 {
+				t.Errorf("%d distinct keys, want 40: a retry must resend the same request", len(s.attempts))
+			}
+			for k, n := range s.attempts {
+				if n != 3 {
+					t.Errorf("key %s sent %d times, want 3", k, n)
+				}
+			}
+			for _, m := range s.misnumbered {
+				t.Error(m)
+			}
+		})
 	}
 }
 

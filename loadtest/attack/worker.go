@@ -106,6 +106,7 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, 
 			resp, o.err = Response{}, errThrottled
 			o.throttled++
 		} else {
+			w.req.Attempt = attempt
 			resp, o.err = w.client.Do(&w.req)
 			if t != nil {
 				t.RecordResult(resp.Status)

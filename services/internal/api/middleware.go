@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ type metrics struct {
 	duration      *prometheus.HistogramVec
 	inFlight      prometheus.Gauge
 	ordersCreated prometheus.Counter
+	retried       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -31,11 +33,31 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "orderlab_orders_created_total",
 			Help: "Orders committed for the first time (idempotent replays are not counted).",
 		}),
+		retried: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderlab_http_retried_requests_total",
+			Help: "HTTP requests that said they are a client's re-send (header " + RetryAttemptHeader + " above 0), answered or refused.",
+		}),
 	}
-	if err := telemetry.Register(reg, m.duration, m.inFlight, m.ordersCreated); err != nil {
+	if err := telemetry.Register(reg, m.duration, m.inFlight, m.ordersCreated, m.retried); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// RetryAttemptHeader is the request header by which a client says that a
+// request is its nth re-send of the same request (n from 1), as gRPC's
+// grpc-previous-rpc-attempts does. loadtest sends it; a service cannot
+// tell a re-send from a new request without it, and a retry storm from any
+// other overload without that.
+const RetryAttemptHeader = "X-Retry-Attempt"
+
+// countRetried counts the requests that say they are a re-send, before
+// anything can refuse them: a storm of re-sends is mostly refused.
+func (m *metrics) countRetried(c *gin.Context) {
+	if n, err := strconv.Atoi(c.GetHeader(RetryAttemptHeader)); err == nil && n > 0 {
+		m.retried.Inc()
+	}
+	c.Next()
 }
 
 // methodLabel bounds the method label: net/http accepts any token as a

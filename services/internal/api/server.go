@@ -79,7 +79,7 @@ func NewServer(live *LiveConfig, m model.Model, db Pinger, ready func() bool,
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true // c.Done/c.Value follow the request's context
-	r.Use(recovery(log))
+	r.Use(recovery(log), met.countRetried)
 	obs := newObserver(live, met, tp)
 	r.NoRoute(obs.observed, func(c *gin.Context) { writeProblem(c, *noRoute(c.Request)) })
 	r.NoMethod(obs.observed, func(c *gin.Context) { writeProblem(c, *noMethod(c.Request)) })

@@ -87,6 +87,14 @@ func classifyServerError(e *pgconn.PgError, at phase, prepared bool) dberr.Class
 	return dberr.OutcomeUnknown
 }
 
+// tooManyClients says whether err is the server refusing a connection for
+// want of room: SQLSTATE 53300, too_many_connections, sent for
+// max_connections and for a role's CONNECTION LIMIT alike.
+func tooManyClients(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "53300"
+}
+
 // sessionEnded says whether the server ended the session with e: a FATAL or
 // PANIC, or a connection_exception (class 08).
 func sessionEnded(e *pgconn.PgError) bool {
@@ -103,6 +111,9 @@ func (s *Store) classified(ctx context.Context, err error, at phase, broken bool
 	}
 	c := classify(ctx, err, at, broken)
 	s.m.errors.WithLabelValues(c.String()).Inc()
+	if c == dberr.Unavailable && tooManyClients(err) {
+		s.m.tooManyClients.Inc()
+	}
 	switch c {
 	case dberr.Unavailable, dberr.ConnectionLost, dberr.OutcomeUnknown:
 		s.brokenAt.Store(nowNano())

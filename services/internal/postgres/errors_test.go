@@ -161,4 +161,7 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 		testutil.ToFloat64(st.m.retries.WithLabelValues("outcome_unknown")); r != 0 {
 		t.Errorf("%v retries of a call to an unreachable database, want none", r)
 	}
+	if n := testutil.ToFloat64(st.m.tooManyClients); n != 0 {
+		t.Errorf("%v calls counted as too many clients with the database gone, want none", n)
+	}
 }

@@ -10,6 +10,10 @@ import (
 type metrics struct {
 	errors  *prometheus.CounterVec
 	retries *prometheus.CounterVec
+	// tooManyClients counts the unavailable errors that are the server
+	// refusing a connection for want of room (SQLSTATE 53300): what tells
+	// too many clients from a database that is down.
+	tooManyClients prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -22,6 +26,10 @@ func newMetrics() *metrics {
 			Name: "orderlab_db_retries_total",
 			Help: "Database calls sent a second time, by reason: connection_lost (nothing was committed), outcome_unknown (keyed orders through the replay path, and reads).",
 		}, []string{"reason"}),
+		tooManyClients: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderlab_db_too_many_clients_total",
+			Help: "Database calls that got no connection because the server refused it with SQLSTATE 53300 (too_many_connections: max_connections or the role's CONNECTION LIMIT reached); each is also an orderlab_db_errors_total{class=\"unavailable\"}.",
+		}),
 	}
 	for _, c := range dberr.Counted { // every series exists from the start
 		m.errors.WithLabelValues(c.String())

@@ -45,9 +45,11 @@ func NewRegistry() *prometheus.Registry {
 // thread to run on (go_sched_latencies_seconds: CPU contention, measured
 // rather than guessed), and goroutines by state (go_sched_goroutines_*:
 // runnable, running, waiting, and not-in-go, in a system call or cgo,
-// which is what holds an OS thread: os-thread-pinning).
+// which is what holds an OS thread: os-thread-pinning), and GOMAXPROCS
+// (go_sched_gomaxprocs_threads), the threads running Go code at once, that
+// go_threads is measured against.
 var schedulerMetrics = collectors.GoRuntimeMetricsRule{
-	Matcher: regexp.MustCompile(`^/sched/(latencies:seconds|goroutines/(runnable|running|waiting|not-in-go):goroutines)$`),
+	Matcher: regexp.MustCompile(`^/sched/(gomaxprocs:threads|latencies:seconds|goroutines/(runnable|running|waiting|not-in-go):goroutines)$`),
 }
 
 // Propagator is the W3C trace-context and baggage propagator every service uses.

@@ -23,9 +23,11 @@ func TestRegistryExportsTheScheduler(t *testing.T) {
 		"go_sched_goroutines_running_goroutines":   dto.MetricType_GAUGE,
 		"go_sched_goroutines_waiting_goroutines":   dto.MetricType_GAUGE,
 		"go_sched_goroutines_not_in_go_goroutines": dto.MetricType_GAUGE,
-		"go_goroutines":                 dto.MetricType_GAUGE,
-		"go_threads":                    dto.MetricType_GAUGE,
-		"process_resident_memory_bytes": dto.MetricType_GAUGE,
+		"go_sched_gomaxprocs_threads":              dto.MetricType_GAUGE,
+		"go_goroutines":                            dto.MetricType_GAUGE,
+		"go_threads":                               dto.MetricType_GAUGE,
+		"go_memstats_heap_inuse_bytes":             dto.MetricType_GAUGE,
+		"process_resident_memory_bytes":            dto.MetricType_GAUGE,
 	} {
 		if g, ok := got[name]; !ok || g != typ {
 			t.Errorf("%s: exported %v (%v), want a %v", name, ok, g, typ)
