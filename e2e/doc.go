@@ -26,7 +26,9 @@
 //     compose_checks_test.go; releases_test.go: the Prometheus release that
 //     compose.yaml pins and the one under test.
 //   - board_test.go: the dashboards' JSON and TestBoard; contract_test.go:
-//     TestMetricsContractCovered; provisioning_test.go: Grafana's
+//     TestMetricsContractCovered; pitfall_rules_test.go: the pitfall
+//     alerts' contract, and that they read only what a service and its
+//     database expose; provisioning_test.go: Grafana's
 //     provisioned datasources (and how Grafana reads a provisioning value)
 //     and dashboard provider.
 //   - lab_test.go: TestLab's setup and its order of checks, one file per
