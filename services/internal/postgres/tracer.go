@@ -27,6 +27,9 @@ type poolTracer struct {
 	*otelpgx.Tracer
 	wait *prometheus.HistogramVec
 	hold prometheus.Histogram
+	// statements is the time acquired connections spent running
+	// statements (statements.go).
+	statements prometheus.Counter
 	// acquiring counts goroutines inside pgxpool.Acquire now: under
 	// starvation, the queue in front of the pool.
 	acquiring    atomic.Int64
@@ -78,6 +81,10 @@ func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 		hold: prometheus.NewHistogram(telemetry.DurationHistogram("orderlab_db_pool_connection_hold_seconds",
 			"Time from acquiring a pooled connection to releasing it.",
 			waitBuckets)),
+		statements: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "orderlab_db_pool_statement_seconds_total",
+			Help: "Time acquired pool connections spent running statements, batches and copies, start to end; over the hold time (orderlab_db_pool_connection_hold_seconds_sum), the share of a hold spent in the database.",
+		}),
 		held: make(map[*pgx.Conn]heldConn),
 		acquiringDsc: prometheus.NewDesc("orderlab_db_pool_acquires_in_progress",
 			"Goroutines waiting in pgxpool.Acquire now (for an idle or a new connection).", nil, nil),
@@ -165,6 +172,7 @@ func (t *poolTracer) TraceRelease(_ *pgxpool.Pool, data pgxpool.TraceReleaseData
 func (t *poolTracer) Describe(ch chan<- *prometheus.Desc) {
 	t.wait.Describe(ch)
 	t.hold.Describe(ch)
+	t.statements.Describe(ch)
 	ch <- t.acquiringDsc
 	ch <- t.longestDsc
 }
@@ -173,6 +181,7 @@ func (t *poolTracer) Describe(ch chan<- *prometheus.Desc) {
 func (t *poolTracer) Collect(ch chan<- prometheus.Metric) {
 	t.wait.Collect(ch)
 	t.hold.Collect(ch)
+	t.statements.Collect(ch)
 	ch <- prometheus.MustNewConstMetric(t.acquiringDsc, prometheus.GaugeValue, float64(t.acquiring.Load()))
 	ch <- prometheus.MustNewConstMetric(t.longestDsc, prometheus.GaugeValue, t.longestHold(time.Now()).Seconds())
 }
