@@ -23,12 +23,12 @@ func (s *Store) HoldConnection(ctx context.Context, d time.Duration, conns int) 
 // holdConnection is one attempt of HoldConnection. With conns above 1 it
 // keeps its connection while it takes the next one (the nested acquire),
 // and runs the pg_sleep on the last.
-func (s *Store) holdConnection(ctx context.Context, d time.Duration, conns int, after time.Time) error {
+func (s *Store) holdConnection(ctx context.Context, d time.Duration, conns int, after time.Time) (err error) {
 	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return err
 	}
-	defer s.release(conn)
+	defer func() { s.release(conn, err) }()
 	if conns > 1 {
 		return s.holdConnection(ctx, d, conns-1, after)
 	}

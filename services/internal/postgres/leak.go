@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/orderlab/orderlab/services/internal/dberr"
 )
 
 // leak is the connection-leak pitfall (docs/scenarios: connection-leak) on purpose:
@@ -30,11 +32,18 @@ type leaked struct {
 
 // release gives conn back to the pool, unless this call is one to leak. A
 // connection of a pool being replaced is always given back, so that the
-// old pool can close (SetPoolSize).
-func (s *Store) release(conn *pgxpool.Conn) {
+// old pool can close (SetPoolSize). err is the call's: a database error
+// (*dberr.Error) makes the hold an error one, anything else (nil, an order
+// not found) an ok one.
+func (s *Store) release(conn *pgxpool.Conn, err error) {
+	outcome := holdOK
+	if _, failed := dberr.ClassOf(err); failed {
+		outcome = holdError
+	}
 	l := &s.leak
 	every := l.every.Load()
 	if every <= 0 || l.calls.Add(1)%every != 0 {
+		s.tracer.settle(conn.Conn(), outcome)
 		conn.Release()
 		return
 	}
@@ -42,9 +51,11 @@ func (s *Store) release(conn *pgxpool.Conn) {
 	l.mu.Lock()
 	if from != s.pool() {
 		l.mu.Unlock()
+		s.tracer.settle(conn.Conn(), outcome)
 		conn.Release()
 		return
 	}
+	s.tracer.settle(conn.Conn(), holdLeaked)
 	l.kept = append(l.kept, leaked{conn: conn, pool: from})
 	l.mu.Unlock()
 }

@@ -97,12 +97,12 @@ func (s *Store) replayKeyed(ctx context.Context, ns []order.Request, delay, down
 //
 // With downstream, the batch runs in an explicit transaction that first
 // waits for the downstream call (txAcrossDownstream).
-func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay, downstream time.Duration, after time.Time) ([]order.Result, error) {
+func (s *Store) createOrders(ctx context.Context, ns []order.Request, delay, downstream time.Duration, after time.Time) (_ []order.Result, err error) {
 	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return nil, err
 	}
-	defer s.release(conn)
+	defer func() { s.release(conn, err) }()
 
 	b := ordersBatch(ns, delay)
 	if downstream > 0 {

@@ -22,12 +22,12 @@ func (s *Store) GetOrder(ctx context.Context, id int64) (order.Order, error) {
 }
 
 // getOrder is one attempt of GetOrder.
-func (s *Store) getOrder(ctx context.Context, id int64, after time.Time) (order.Order, error) {
+func (s *Store) getOrder(ctx context.Context, id int64, after time.Time) (_ order.Order, err error) {
 	conn, err := s.acquire(ctx, after)
 	if err != nil {
 		return order.Order{}, err
 	}
-	defer s.release(conn)
+	defer func() { s.release(conn, err) }()
 	o, _, err := scanOrder(conn.QueryRow(ctx, selectOrderSQL+"o.id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return order.Order{}, order.ErrNotFound

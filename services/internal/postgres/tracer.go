@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"sync"
@@ -26,7 +27,7 @@ import (
 type poolTracer struct {
 	*otelpgx.Tracer
 	wait *prometheus.HistogramVec
-	hold prometheus.Histogram
+	hold *prometheus.HistogramVec // by outcome: holdOK, holdError, holdLeaked
 	// statements is the time acquired connections spent running
 	// statements (statements.go).
 	statements prometheus.Counter
@@ -58,11 +59,23 @@ var (
 	_ prometheus.Collector  = (*poolTracer)(nil)
 )
 
-// heldConn is when a connection was acquired, and from which pool.
+// heldConn is when a connection was acquired, from which pool, and what
+// became of the call that held it (settle; empty until then).
 type heldConn struct {
-	since time.Time
-	pool  *pgxpool.Pool
+	since   time.Time
+	pool    *pgxpool.Pool
+	outcome string
 }
+
+// The outcomes of a connection hold, the label of
+// orderlab_db_pool_connection_hold_seconds. Only the ok holds are the
+// pool's productive use: a starved pool is busy too, with calls that run
+// into their deadline (docs/metrics.md).
+const (
+	holdOK     = "ok"     // the call succeeded: its transaction committed, its read answered
+	holdError  = "error"  // the call failed with a database error, or gave the connection back without a call
+	holdLeaked = "leaked" // kept on purpose (LEAK_EVERY) until given back
+)
 
 type (
 	acquireStartKey struct{}
@@ -78,9 +91,9 @@ func newPoolTracer(tp trace.TracerProvider) *poolTracer {
 		wait: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_db_pool_acquire_wait_seconds",
 			"Time each pgxpool Acquire waited for a connection, by outcome (ok, canceled, error).",
 			waitBuckets), []string{"outcome"}),
-		hold: prometheus.NewHistogram(telemetry.DurationHistogram("orderlab_db_pool_connection_hold_seconds",
-			"Time from acquiring a pooled connection to releasing it.",
-			waitBuckets)),
+		hold: prometheus.NewHistogramVec(telemetry.DurationHistogram("orderlab_db_pool_connection_hold_seconds",
+			"Time from acquiring a pooled connection to releasing it, by outcome of the call that held it (ok, error, leaked).",
+			waitBuckets), []string{"outcome"}),
 		statements: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "orderlab_db_pool_statement_seconds_total",
 			Help: "Time acquired pool connections spent running statements, batches and copies, start to end; over the hold time (orderlab_db_pool_connection_hold_seconds_sum), the share of a hold spent in the database.",
@@ -157,6 +170,17 @@ func (t *poolTracer) dialedAfter(c *pgx.Conn, when time.Time) bool {
 	return ok && start.(time.Time).After(when)
 }
 
+// settle records what became of the call that holds c, for its hold's
+// outcome label when c is released.
+func (t *poolTracer) settle(c *pgx.Conn, outcome string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h, ok := t.held[c]; ok {
+		h.outcome = outcome
+		t.held[c] = h
+	}
+}
+
 // TraceRelease implements pgxpool.ReleaseTracer.
 func (t *poolTracer) TraceRelease(_ *pgxpool.Pool, data pgxpool.TraceReleaseData) {
 	t.mu.Lock()
@@ -164,7 +188,7 @@ func (t *poolTracer) TraceRelease(_ *pgxpool.Pool, data pgxpool.TraceReleaseData
 	delete(t.held, data.Conn)
 	t.mu.Unlock()
 	if ok {
-		t.hold.Observe(time.Since(h.since).Seconds())
+		t.hold.WithLabelValues(cmp.Or(h.outcome, holdError)).Observe(time.Since(h.since).Seconds())
 	}
 }
 
