@@ -176,6 +176,37 @@ func TestEvaluateSaysWhichBoundWasMissed(t *testing.T) {
 	}
 }
 
+// pooluse and starved read the target's metrics: the share of the pool
+// kept busy by calls that succeeded, and of the acquires that ended at
+// their deadline. A run without the target's metrics misses them.
+func TestPoolTermsReadTheServersMetrics(t *testing.T) {
+	slo, err := ParseSLO("pooluse>=90%,starved<1 %,pooluse<0.5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slo[0].Value != 0.9 || slo[1].Value != 0.01 || slo[2].Value != 0.5 {
+		t.Fatalf("parsed %+v", slo)
+	}
+	run := Run{Server: &Server{Summary: scrape.Summary{PoolMax: 5, PoolUse: 0.97, AcquireWaits: 400, StarvedAcquires: 2}}}
+	var got []string
+	for _, e := range slo.Evaluate(run) {
+		got = append(got, e.Bound+"="+e.Actual+":"+strconv.FormatBool(e.Met))
+	}
+	if s := strings.Join(got, " "); s != "pooluse>=90%=97.0%:true starved<1 %=0.5%:true pooluse<0.5=97.0%:false" {
+		t.Errorf("evaluated %s", s)
+	}
+	for _, e := range slo.Evaluate(Run{}) {
+		if e.Met || !strings.HasPrefix(e.Actual, "no pool") {
+			t.Errorf("without the server's metrics %s = %q, met %v; want missed, saying why", e.Bound, e.Actual, e.Met)
+		}
+	}
+	for _, bad := range []string{"pooluse>", "pooluse>x%", "starved<NaN", "pool_use>0.9"} {
+		if _, err := ParseSLO(bad); err == nil {
+			t.Errorf("ParseSLO(%q): no error", bad)
+		}
+	}
+}
+
 func TestTablesShowEveryRun(t *testing.T) {
 	run, _ := FromResult("semaphore", "http://127.0.0.1:8082/", sampleConfig(), sampleResult(), &scrape.Series{Samples: []scrape.Sample{{Threads: 9}}})
 	other := run

@@ -13,7 +13,13 @@ import (
 // max, mean) apply to the corrected latency of successes; errors and
 // rejections are shares of the requests due (sent, plus an open run's
 // unsent ones, which count as errors), as a percentage or a fraction; rps
-// is the answers per second and goodput the successful answers per second. Bounds are finite numbers.
+// is the answers per second and goodput the successful answers per second.
+// Two read the target's metrics (a run without them misses them), as a
+// percentage or a fraction: pooluse is the share of the pool kept busy by
+// calls that succeeded (scrape.Summary.PoolUse, Little's law), and starved
+// the share of pool acquires that ended at their deadline
+// (scrape.Summary.StarvedAcquires over AcquireWaits). Bounds are finite
+// numbers.
 type SLO []Bound
 
 // Bound is one term of an SLO.
@@ -49,7 +55,7 @@ func ParseSLO(s string) (SLO, error) {
 			var d time.Duration
 			d, err = time.ParseDuration(rest)
 			b.Value = d.Seconds()
-		case b.Metric == "errors" || b.Metric == "rejections":
+		case shares[b.Metric]:
 			if p, ok := strings.CutSuffix(rest, "%"); ok {
 				b.Value, err = strconv.ParseFloat(strings.TrimSpace(p), 64)
 				b.Value /= 100
@@ -59,7 +65,7 @@ func ParseSLO(s string) (SLO, error) {
 		case b.Metric == "rps" || b.Metric == "goodput":
 			b.Value, err = strconv.ParseFloat(rest, 64)
 		default:
-			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections, rps or goodput)", term, b.Metric)
+			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections, rps, goodput, pooluse or starved)", term, b.Metric)
 		}
 		if err != nil || b.Value < 0 || math.IsNaN(b.Value) || math.IsInf(b.Value, 0) {
 			return nil, fmt.Errorf("%q: bad value %q", term, rest)
@@ -98,11 +104,27 @@ func (s SLO) Evaluate(r Run) []Evaluation {
 			actual, shown = r.Throughput, strconv.FormatFloat(r.Throughput, 'f', 1, 64)
 		case b.Metric == "goodput":
 			actual, shown = r.Goodput, strconv.FormatFloat(r.Goodput, 'f', 1, 64)
+		case b.Metric == "pooluse":
+			if r.Server == nil || r.Server.PoolMax == 0 {
+				out = append(out, Evaluation{Bound: b.Text, Actual: "no pool metrics"})
+				continue
+			}
+			actual, shown = r.Server.PoolUse, FormatPercent(r.Server.PoolUse)
+		case b.Metric == "starved":
+			if r.Server == nil || r.Server.AcquireWaits == 0 {
+				out = append(out, Evaluation{Bound: b.Text, Actual: "no pool acquires measured"})
+				continue
+			}
+			actual = r.Server.StarvedAcquires / r.Server.AcquireWaits
+			shown = FormatPercent(actual)
 		}
 		out = append(out, Evaluation{Bound: b.Text, Actual: shown, Met: compare(actual, b.Op, b.Value)})
 	}
 	return out
 }
+
+// shares are the metrics whose bounds are shares: "1%", "1 %" or "0.01".
+var shares = map[string]bool{"errors": true, "rejections": true, "pooluse": true, "starved": true}
 
 func compare(a float64, op string, b float64) bool {
 	switch op {

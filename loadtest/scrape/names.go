@@ -7,8 +7,9 @@ const (
 	metricThreads      = "go_threads"
 	metricRSS          = "process_resident_memory_bytes"
 	metricPoolAcquired = "orderlab_db_pool_acquired_connections"
-	metricQueueLength  = "orderlab_pipeline_queue_length" // label stage
-	metricAcquireWait  = "orderlab_db_pool_acquire_wait_seconds"
+	metricQueueLength  = "orderlab_pipeline_queue_length"        // label stage
+	metricAcquireWait  = "orderlab_db_pool_acquire_wait_seconds" // histogram, label outcome
+	acquireCanceled    = "canceled"                              // its outcome of an acquire its deadline ended
 	metricLimiterRej   = "orderlab_limiter_rejections_total"
 	metricPipelineRej  = "orderlab_pipeline_rejections_total"
 	metricHeapInuse    = "go_memstats_heap_inuse_bytes"
@@ -21,7 +22,8 @@ const (
 	metricLimit        = "orderlab_limiter_limit"
 	metricCPU          = "process_cpu_seconds_total"
 	metricMaxFiles     = "process_max_fds"
-	metricHold         = "orderlab_db_pool_connection_hold_seconds" // histogram
+	metricHold         = "orderlab_db_pool_connection_hold_seconds" // histogram, label outcome
+	holdOK             = "ok"                                       // its outcome of a call that succeeded
 	metricPoolMax      = "orderlab_db_pool_max_connections"
 	metricDBErrors     = "orderlab_db_errors_total" // label class
 	metricKnob         = "orderlab_knob_value"      // label knob

@@ -29,12 +29,16 @@ type Sample struct {
 	// AcquireWait holds the cumulative acquire-wait buckets, summed over
 	// the outcome label, so that any window's quantiles can be computed.
 	AcquireWait []Bucket `json:"acquire_wait_buckets,omitempty"`
-	HeapInuse   float64  `json:"heap_inuse_bytes"`
-	InFlight    float64  `json:"in_flight"`             // requests being served
-	Connections float64  `json:"connections,omitempty"` // API connections open, idle or active
-	Requests    float64  `json:"requests_total"`        // answered, cumulative, probes excluded
-	Orders      float64  `json:"orders_total"`          // committed, cumulative
-	Waiters     float64  `json:"limiter_waiters"`       // semaphore: requests waiting for a permit
+	// CanceledAcquires counts, cumulative, the acquires that ended
+	// without a connection because their context did (outcome canceled):
+	// requests starved in the pool until their deadline.
+	CanceledAcquires float64 `json:"canceled_acquires_total,omitempty"`
+	HeapInuse        float64 `json:"heap_inuse_bytes"`
+	InFlight         float64 `json:"in_flight"`             // requests being served
+	Connections      float64 `json:"connections,omitempty"` // API connections open, idle or active
+	Requests         float64 `json:"requests_total"`        // answered, cumulative, probes excluded
+	Orders           float64 `json:"orders_total"`          // committed, cumulative
+	Waiters          float64 `json:"limiter_waiters"`       // semaphore: requests waiting for a permit
 	// AuditPending counts audit writes queued or running (AUDIT_DELAY).
 	AuditPending float64 `json:"audit_pending"`
 	// Limit is the semaphore's current limit (fixed or adaptive).
@@ -42,10 +46,14 @@ type Sample struct {
 	// CPUSeconds is the process's CPU time, user and system, cumulative.
 	CPUSeconds float64 `json:"cpu_seconds_total"`
 	// Holds and HoldSeconds are the cumulative count and sum of connection
-	// hold times (acquire to release); PoolMax is the pool's size.
-	Holds       float64 `json:"holds_total,omitempty"`
-	HoldSeconds float64 `json:"hold_seconds_total,omitempty"`
-	PoolMax     float64 `json:"pool_max_connections,omitempty"`
+	// hold times (acquire to release), every outcome; OKHolds and
+	// OKHoldSeconds those of the calls that succeeded (outcome ok: the
+	// transaction committed, the read answered). PoolMax is the pool's size.
+	Holds         float64 `json:"holds_total,omitempty"`
+	HoldSeconds   float64 `json:"hold_seconds_total,omitempty"`
+	OKHolds       float64 `json:"ok_holds_total,omitempty"`
+	OKHoldSeconds float64 `json:"ok_hold_seconds_total,omitempty"`
+	PoolMax       float64 `json:"pool_max_connections,omitempty"`
 	// DBErrors counts failed database calls by class, cumulative.
 	DBErrors map[string]float64 `json:"db_errors_total,omitempty"`
 	// Goroutines by state, as Go's scheduler counts them, and its
@@ -156,9 +164,19 @@ func sampleOf(fams map[string]*dto.MetricFamily, at time.Time) Sample {
 			s.MaxFiles = v
 		}
 	}
+	for _, m := range fams[metricAcquireWait].GetMetric() {
+		if label(m, "outcome") == acquireCanceled {
+			s.CanceledAcquires += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
 	for _, m := range fams[metricHold].GetMetric() {
-		s.Holds += float64(m.GetHistogram().GetSampleCount())
-		s.HoldSeconds += m.GetHistogram().GetSampleSum()
+		n, held := float64(m.GetHistogram().GetSampleCount()), m.GetHistogram().GetSampleSum()
+		s.Holds += n
+		s.HoldSeconds += held
+		if label(m, "outcome") == holdOK {
+			s.OKHolds += n
+			s.OKHoldSeconds += held
+		}
 	}
 	if mf := fams[metricDBErrors]; mf != nil {
 		s.DBErrors = make(map[string]float64)

@@ -7,10 +7,12 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	"go.uber.org/goleak"
 )
 
@@ -271,5 +273,52 @@ func TestPoolWaitIsAtMostTheDeadline(t *testing.T) {
 		math.Abs(bare.Samples[1].AcquireWaitP99-2.485) > 1e-9 {
 		t.Errorf("no deadline shown: run p99 %v (capped %v), sample %v; want the buckets' 2.485 s", sum.AcquireWaitP99,
 			sum.AcquireWaitP99Capped, bare.Samples[1].AcquireWaitP99)
+	}
+}
+
+// TestPoolUseCountsOnlyTheHoldsThatSucceeded: by Little's law the pool's
+// productive use is the ok holds a second times their mean hold over the
+// pool's size. A pool kept just as busy by calls that run into their
+// deadline (outcome error) is not in use by that count.
+func TestPoolUseCountsOnlyTheHoldsThatSucceeded(t *testing.T) {
+	exposition := func(ok, failed int) string {
+		return fmt.Sprintf(`# TYPE orderlab_db_pool_max_connections gauge
+orderlab_db_pool_max_connections 5
+# TYPE orderlab_db_pool_connection_hold_seconds histogram
+orderlab_db_pool_connection_hold_seconds_bucket{outcome="ok",le="+Inf"} %d
+orderlab_db_pool_connection_hold_seconds_sum{outcome="ok"} %g
+orderlab_db_pool_connection_hold_seconds_count{outcome="ok"} %d
+orderlab_db_pool_connection_hold_seconds_bucket{outcome="error",le="+Inf"} %d
+orderlab_db_pool_connection_hold_seconds_sum{outcome="error"} %g
+orderlab_db_pool_connection_hold_seconds_count{outcome="error"} %d
+# TYPE orderlab_db_pool_acquire_wait_seconds histogram
+orderlab_db_pool_acquire_wait_seconds_bucket{outcome="ok",le="+Inf"} %d
+orderlab_db_pool_acquire_wait_seconds_sum{outcome="ok"} 0
+orderlab_db_pool_acquire_wait_seconds_count{outcome="ok"} %d
+orderlab_db_pool_acquire_wait_seconds_bucket{outcome="canceled",le="+Inf"} %d
+orderlab_db_pool_acquire_wait_seconds_sum{outcome="canceled"} 0
+orderlab_db_pool_acquire_wait_seconds_count{outcome="canceled"} %d
+`, ok, float64(ok)*0.060, ok, failed, float64(failed)*1.0, failed, ok+failed, ok+failed, failed/2, failed/2)
+	}
+	var s Series
+	// 10 s: 800 holds of 60 ms that succeeded (80/s x 60 ms = 4.8 of 5
+	// connections), beside 20 of 1 s that failed.
+	for i, n := range []int{0, 800} {
+		x, err := parse(strings.NewReader(exposition(n, n/40)), expfmt.NewFormat(expfmt.TypeTextPlain), time.Unix(int64(10*i), 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.add(x, nil)
+	}
+	sum := s.Summary()
+	if math.Abs(sum.PoolUse-0.96) > 1e-9 || math.Abs(sum.MeanOKHoldSeconds-0.060) > 1e-9 || math.Abs(sum.OKHoldsPerSecond-80) > 1e-9 {
+		t.Errorf("pool use %v, mean ok hold %v s, ok holds %v/s; want 0.96 (80/s x 60 ms / 5), 60 ms, 80/s",
+			sum.PoolUse, sum.MeanOKHoldSeconds, sum.OKHoldsPerSecond)
+	}
+	if sum.StarvedAcquires != 10 || sum.AcquireWaits != 830 {
+		t.Errorf("starved acquires %v of %v, want 10 (outcome canceled) of 830", sum.StarvedAcquires, sum.AcquireWaits)
+	}
+	if want := (800*0.060 + 20*1.0) / 820; math.Abs(sum.MeanHoldSeconds-want) > 1e-9 {
+		t.Errorf("mean hold %v, want %v: every outcome", sum.MeanHoldSeconds, want)
 	}
 }

@@ -47,6 +47,9 @@ type Summary struct {
 	AcquireWaitP99Capped bool    `json:"acquire_wait_p99_capped,omitempty"`
 	AcquireWaits         float64 `json:"acquire_waits"`
 	Rejections           float64 `json:"rejections"` // during the run, summed per interval like AcquireWaits
+	// StarvedAcquires are the run's acquires that its deadline ended
+	// while they waited (or a client that gave up): of AcquireWaits.
+	StarvedAcquires float64 `json:"starved_acquires,omitempty"`
 	// CPUSeconds, Answers and Commits are the run's increases of the
 	// server's CPU time (user and system), of its answered API requests
 	// (probes excluded) and of its committed orders.
@@ -59,6 +62,15 @@ type Summary struct {
 	// replicas): PoolMax / MeanHoldSeconds is the pool's bound as measured.
 	MeanHoldSeconds float64 `json:"mean_hold_seconds,omitempty"`
 	PoolMax         float64 `json:"pool_max_connections,omitempty"`
+	// OKHoldsPerSecond and MeanOKHoldSeconds are the rate and the mean
+	// hold of the holds whose call succeeded (a transaction that
+	// committed, a read that answered), and PoolUse, by Little's law, the
+	// share of the pool they kept busy: OKHoldsPerSecond x
+	// MeanOKHoldSeconds / PoolMax. A pool busy with calls that fail (run
+	// into their deadline) is not in use by this count.
+	OKHoldsPerSecond  float64 `json:"ok_holds_per_second,omitempty"`
+	MeanOKHoldSeconds float64 `json:"mean_ok_hold_seconds,omitempty"`
+	PoolUse           float64 `json:"pool_use,omitempty"`
 	// DBErrors are the run's failed database calls by class.
 	DBErrors map[string]float64 `json:"db_errors,omitempty"`
 	Scheduler
@@ -71,7 +83,7 @@ func (s Series) Summary() Summary {
 		return sum
 	}
 	buckets := make([][]Bucket, len(s.Samples))
-	var holds, held, ceiling float64
+	var holds, held, okHolds, okHeld, ceiling float64
 	for i, x := range s.Samples {
 		ceiling = max(ceiling, waitCeiling(x))
 		sum.PeakGoroutines = max(sum.PeakGoroutines, x.Goroutines)
@@ -91,11 +103,14 @@ func (s Series) Summary() Summary {
 		if i > 0 {
 			prev := s.Samples[i-1]
 			sum.Rejections += counterIncrease(prev.Rejections, x.Rejections)
+			sum.StarvedAcquires += counterIncrease(prev.CanceledAcquires, x.CanceledAcquires)
 			sum.CPUSeconds += counterIncrease(prev.CPUSeconds, x.CPUSeconds)
 			sum.Answers += counterIncrease(prev.Requests, x.Requests)
 			sum.Commits += counterIncrease(prev.Orders, x.Orders)
 			holds += counterIncrease(prev.Holds, x.Holds)
 			held += counterIncrease(prev.HoldSeconds, x.HoldSeconds)
+			okHolds += counterIncrease(prev.OKHolds, x.OKHolds)
+			okHeld += counterIncrease(prev.OKHoldSeconds, x.OKHoldSeconds)
 			for class, v := range x.DBErrors {
 				if d := counterIncrease(prev.DBErrors[class], v); d > 0 {
 					if sum.DBErrors == nil {
@@ -118,6 +133,13 @@ func (s Series) Summary() Summary {
 	first, last := s.Samples[0], s.Samples[len(s.Samples)-1]
 	sum.PoolMax = last.PoolMax
 	sum.Window = last.Time.Sub(first.Time).Round(time.Millisecond).Seconds()
+	if okHolds > 0 && sum.Window > 0 {
+		sum.OKHoldsPerSecond = okHolds / sum.Window
+		sum.MeanOKHoldSeconds = okHeld / okHolds
+		if sum.PoolMax > 0 {
+			sum.PoolUse = okHeld / sum.Window / sum.PoolMax
+		}
+	}
 	return sum
 }
 
