@@ -61,7 +61,7 @@ func TestVerdictsSayTheFiguresInWords(t *testing.T) {
 	if v[0].Mark != VerdictMet || strings.Join(v[0].Measured, "\n") != strings.Join(want, "\n") {
 		t.Errorf("verdict %s %q, want MET %q", v[0].Mark, v[0].Measured, want)
 	}
-	if w := "orders: semaphore answered 1,200/s = 3.0 × the 400/s bound; target ≥ 5 ×: missed"; v[1].Mark != VerdictMissed || v[1].Measured[0] != w {
+	if w := "orders: semaphore answered 1,200/s (rejections included) = 3.0 × the 400/s bound; target ≥ 5 ×: missed"; v[1].Mark != VerdictMissed || v[1].Measured[0] != w {
 		t.Errorf("verdict %s %q, want MISSED %q", v[1].Mark, v[1].Measured, w)
 	}
 	if v[2].Mark != VerdictNotJudged || !strings.Contains(v[2].String(), "not judged at quick size") {

@@ -111,6 +111,14 @@ var httpColumns = []httpColumn{
 		}
 		return s.PoolMax / s.MeanHoldSeconds
 	}), format: func(v float64) string { return fmt.Sprintf("%.0f/s", v) }},
+	{head: "pool use", detail: true, value: func(p PhaseResult, r report.Run) (float64, bool) {
+		if p.BoundRPS <= 0 || r.Server == nil || r.Server.PoolUse <= 0 {
+			return 0, false // no bound, or a report from before the hold's outcome label
+		}
+		return 100 * r.Server.PoolUse, true
+	}, format: func(v float64) string { return fmt.Sprintf("%.0f %%", v) }, when: func(runs []report.Run) bool {
+		return slices.ContainsFunc(runs, func(r report.Run) bool { return r.Server != nil && r.Server.PoolUse > 0 })
+	}},
 	{head: "pool wait p99", detail: true, value: func(p PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
 			return 0, false

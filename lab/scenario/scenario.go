@@ -195,7 +195,10 @@ type Expectation struct {
 	Phase  string `yaml:"phase,omitempty" json:"phase,omitempty"` // "" for every HTTP phase
 	Says   string `yaml:"says" json:"says"`
 	// SLO may state rps and goodput against the phase's bound
-	// (goodput>=0.85xbound): the bound of the knobs that ran.
+	// (goodput>=5xbound): the bound of the knobs that ran. Its terms
+	// count what Says names: commits are goodput, never rps, which counts
+	// every answer (docs/reference/scenario-format.md, How a verdict
+	// counts).
 	SLO string `yaml:"slo,omitempty" json:"slo,omitempty"`
 	// NotQuick: a quick run cannot show it (a lesson that takes longer
 	// than a quick phase); a quick run says so instead of judging it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/orderlab/orderlab/loadtest/report"
 )
@@ -83,14 +84,14 @@ func VerdictsOf(res *Result) []Verdict {
 				v.Measured, bad = append(v.Measured, err.Error()), true
 				continue
 			}
-			committed := i < len(res.Scenario.Phases) && res.Scenario.Phases[i].Request != nil && res.Scenario.Phases[i].Request.Method == "POST"
+			ph := phaseOf(res, i)
 			for _, run := range p.Loadtest.Runs {
 				if e.Target != "" && run.Name != e.Target {
 					continue
 				}
 				for j, ev := range slo.Evaluate(run) {
 					met = met && ev.Met
-					v.Measured = append(v.Measured, p.Name+": "+inWords(run, committed, slo[j], ev, p.BoundRPS))
+					v.Measured = append(v.Measured, p.Name+": "+inWords(run, ph, slo[j], ev))
 				}
 			}
 		}
@@ -135,41 +136,80 @@ func boundSLO(text string, boundRPS float64) (report.SLO, error) {
 // ops are the comparison signs as a reader writes them.
 var ops = map[string]string{"<": "<", "<=": "≤", ">": ">", ">=": "≥"}
 
+// measuredPhase is what the words of a verdict need to know of the phase
+// a run belongs to.
+type measuredPhase struct {
+	committed bool          // its requests place orders: a success is a commit
+	boundRPS  float64       // its Little's-law bound as it ran; 0: none
+	hold      time.Duration // the bound's nominal hold; 0: no bound
+}
+
+// phaseOf is phase i of res as the verdicts read it.
+func phaseOf(res *Result, i int) measuredPhase {
+	ph := measuredPhase{boundRPS: res.Phases[i].BoundRPS}
+	if i < len(res.Scenario.Phases) {
+		sp := res.Scenario.Phases[i]
+		ph.committed = sp.Request != nil && sp.Request.Method == "POST"
+		if sp.Bound != nil {
+			ph.hold = sp.Bound.Hold.D()
+		}
+	}
+	return ph
+}
+
+// successVerb is what a success of the phase did: committed (an order) or
+// succeeded.
+func (ph measuredPhase) successVerb() string {
+	if ph.committed {
+		return "committed"
+	}
+	return "succeeded"
+}
+
 // inWords is one term of an SLO held to one run, in words with units:
 // "semaphore committed 361/s = 90 % of the 400/s bound; target ≥ 85 %:
-// met".
-func inWords(run report.Run, committed bool, b report.Bound, ev report.Evaluation, boundRPS float64) string {
+// met". An rps term says that its answers include the rejections.
+func inWords(run report.Run, ph measuredPhase, b report.Bound, ev report.Evaluation) string {
 	mark := map[bool]string{true: "met", false: "missed"}[ev.Met]
 	op := ops[b.Op]
 	share, relativeTerm, _ := relative(b.Text)
+	boundRPS := ph.boundRPS
 	switch b.Metric {
+	case "pooluse":
+		return poolUseInWords(run, ph, b, ev)
+	case "starved":
+		return starvedInWords(run, b, ev)
 	case "rps", "goodput":
-		verb, got := "answered", run.Throughput
+		// figure is the rate with what it counts: "committed 361/s",
+		// "answered 1,200/s (rejections included)".
+		figure := fmt.Sprintf("answered %s/s (rejections included)", rate(run.Throughput))
+		got := run.Throughput
 		if b.Metric == "goodput" {
-			verb, got = "succeeded", run.Goodput
-			if committed {
-				verb = "committed"
-			}
+			got = run.Goodput
+			figure = fmt.Sprintf("%s %s/s", ph.successVerb(), rate(got))
 		}
 		if !relativeTerm {
-			return fmt.Sprintf("%s %s %s/s; target %s %s/s: %s", run.Name, verb, rate(got), op, rate(b.Value), mark)
+			return fmt.Sprintf("%s %s; target %s %s/s: %s", run.Name, figure, op, rate(b.Value), mark)
 		}
 		if share < 1 {
-			return fmt.Sprintf("%s %s %s/s = %.0f %% of the %s/s bound; target %s %.0f %%: %s",
-				run.Name, verb, rate(got), 100*got/boundRPS, rate(boundRPS), op, 100*share, mark)
+			return fmt.Sprintf("%s %s = %.0f %% of the %s/s bound; target %s %.0f %%: %s",
+				run.Name, figure, 100*got/boundRPS, rate(boundRPS), op, 100*share, mark)
 		}
-		return fmt.Sprintf("%s %s %s/s = %.1f × the %s/s bound; target %s %g ×: %s",
-			run.Name, verb, rate(got), got/boundRPS, rate(boundRPS), op, share, mark)
+		return fmt.Sprintf("%s %s = %.1f × the %s/s bound; target %s %g ×: %s",
+			run.Name, figure, got/boundRPS, rate(boundRPS), op, share, mark)
 	case "errors", "rejections":
 		got := run.ErrorRate
 		if b.Metric == "rejections" {
 			got = run.RejectionRate
 		}
-		percent := func(v float64) string { return strings.Replace(report.FormatPercent(v), "%", " %", 1) }
-		return fmt.Sprintf("%s %s %s; target %s %s: %s", run.Name, b.Metric, percent(got), op, percent(b.Value), mark)
+		return fmt.Sprintf("%s %s %s; target %s %s: %s", run.Name, b.Metric, spacedPercent(got), op, spacedPercent(b.Value), mark)
 	}
 	return fmt.Sprintf("%s success %s %s; target %s %s: %s", run.Name, b.Metric, ev.Actual, op, report.FormatSeconds(b.Value), mark)
 }
+
+// spacedPercent writes a share as a percentage, a space before the sign:
+// "0.3 %".
+func spacedPercent(v float64) string { return strings.Replace(report.FormatPercent(v), "%", " %", 1) }
 
 // rate writes a rate per second: 361, 12.5, 2,078.
 func rate(v float64) string {

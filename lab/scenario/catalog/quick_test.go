@@ -96,7 +96,7 @@ func TestQuickTextsQuoteTheQuickSize(t *testing.T) {
 }
 
 // A figure a quick run holds to is one that survives the shrink: a
-// throughput stated against the bound that ran (rps>=5xbound), never a
+// throughput stated against the bound that ran (goodput>=5xbound), never a
 // full-size number that a pool of 5 cannot reach; or the expectation is
 // not judged at quick size.
 func TestQuickExpectationsHoldToTheQuickBound(t *testing.T) {
