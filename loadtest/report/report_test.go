@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -204,6 +205,27 @@ func TestPoolTermsReadTheServersMetrics(t *testing.T) {
 		if _, err := ParseSLO(bad); err == nil {
 			t.Errorf("ParseSLO(%q): no error", bad)
 		}
+	}
+}
+
+// The pool's use is over the load's own time: the scrapes' window, which
+// begins before the first request and ends after the last answer, would
+// count idle pool that no request could use.
+func TestPoolUseIsOverTheRunsTime(t *testing.T) {
+	probe, _ := FromResult("x", "http://127.0.0.1/", sampleConfig(), sampleResult(), nil)
+	elapsed := probe.ElapsedSeconds
+	start := time.Unix(0, 0)
+	held := 0.9 * 5 * elapsed // 90 % of a pool of 5 over the run's time
+	series := &scrape.Series{Samples: []scrape.Sample{
+		{Time: start, PoolMax: 5},
+		{Time: start.Add(time.Duration((elapsed + 1) * float64(time.Second))), PoolMax: 5, OKHolds: 100, OKHoldSeconds: held},
+	}}
+	run, err := FromResult("x", "http://127.0.0.1/", sampleConfig(), sampleResult(), series)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := run.Server; math.Abs(s.PoolUse-0.9) > 1e-3 || math.Abs(s.OKHoldsPerSecond-100/elapsed) > 1e-3 {
+		t.Errorf("pool use %v, ok holds %v/s over a %v s window for a %v s run; want 0.9 and %v/s", s.PoolUse, s.OKHoldsPerSecond, s.Window, elapsed, 100/elapsed)
 	}
 }
 

@@ -66,8 +66,10 @@ type Summary struct {
 	// hold of the holds whose call succeeded (a transaction that
 	// committed, a read that answered), and PoolUse, by Little's law, the
 	// share of the pool they kept busy: OKHoldsPerSecond x
-	// MeanOKHoldSeconds / PoolMax. A pool busy with calls that fail (run
-	// into their deadline) is not in use by this count.
+	// MeanOKHoldSeconds / PoolMax, both over the scrapes' window (a
+	// report puts them over the load's own time: report.Server). A pool
+	// busy with calls that fail (run into their deadline) is not in use
+	// by this count.
 	OKHoldsPerSecond  float64 `json:"ok_holds_per_second,omitempty"`
 	MeanOKHoldSeconds float64 `json:"mean_ok_hold_seconds,omitempty"`
 	PoolUse           float64 `json:"pool_use,omitempty"`
