@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/orderlab/orderlab/loadtest/report"
 )
@@ -32,8 +33,8 @@ func poolUseInWords(run report.Run, ph measuredPhase, b report.Bound, ev report.
 	if ph.committed {
 		what = "transactions that committed"
 	}
-	line := fmt.Sprintf("%s kept its %s connections %.0f %% busy with %s (Little's law: %s/s × %s mean hold ÷ %s); %s: %s",
-		run.Name, formatFigure(s.PoolMax), 100*s.PoolUse, what, rate(s.OKHoldsPerSecond),
+	line := fmt.Sprintf("%s kept its %s connections %s busy with %s (Little's law: %s/s × %s mean hold ÷ %s); %s: %s",
+		run.Name, formatFigure(s.PoolMax), beside(s.PoolUse, b.Value), what, rate(s.OKHoldsPerSecond),
 		report.FormatSeconds(s.MeanOKHoldSeconds), formatFigure(s.PoolMax), target, mark)
 	if ph.boundRPS <= 0 || ph.hold <= 0 || s.MeanOKHoldSeconds <= 0 {
 		if !ev.Met {
@@ -56,6 +57,16 @@ func poolUseInWords(run report.Run, ph measuredPhase, b report.Bound, ev report.
 		line += ": the machine fell short of the nominal bound, not the model"
 	}
 	return line
+}
+
+// beside writes the share v as a whole percentage, or with a decimal
+// where the whole one would read as the target's own (89.9 % against 90 %
+// is a miss).
+func beside(v, target float64) string {
+	if v != target && math.Round(100*v) == math.Round(100*target) {
+		return fmt.Sprintf("%.1f %%", 100*v)
+	}
+	return fmt.Sprintf("%.0f %%", 100*v)
 }
 
 // starvedInWords is a starved term held to one run: the pool acquires that

@@ -55,6 +55,12 @@ func TestPoolUseVerdictSaysWhichFellShort(t *testing.T) {
 		t.Errorf("idle pool: %s %q, want MISSED, the model named", v.Mark, v.Measured)
 	}
 
+	edge := &scrape.Summary{PoolMax: 5, PoolUse: 0.899, OKHoldsPerSecond: 69, MeanOKHoldSeconds: 0.065, AcquireWaits: 400}
+	v = VerdictsOf(poolResult(73, edge, e))[0]
+	if v.Mark != VerdictMissed || !strings.Contains(v.Measured[0], "kept its 5 connections 89.9 % busy") {
+		t.Errorf("a miss by a tenth: %s %q, want MISSED with 89.9 %%, not a rounded 90 %%", v.Mark, v.Measured[0])
+	}
+
 	v = VerdictsOf(poolResult(84, nil, e))[0]
 	if v.Mark != VerdictMissed || v.Measured[0] != "orders: semaphore: no pool metrics, so no pool use; target ≥ 90 %: missed" {
 		t.Errorf("no server metrics: %s %q, want MISSED saying so", v.Mark, v.Measured)
