@@ -13,7 +13,7 @@ export PATH  := $(BIN):$(PATH)
 
 PROMETHEUS_VERSION ?= v0.316.0
 # postgres_exporter: the same version as compose's prometheuscommunity/postgres-exporter image.
-POSTGRES_EXPORTER_VERSION ?= v0.17.1
+POSTGRES_EXPORTER_VERSION ?= v0.19.1
 STATICCHECK_VERSION ?= v0.8.2
 GOVULNCHECK_VERSION ?= v1.9.0
 VEGETA_VERSION ?= v12.13.0

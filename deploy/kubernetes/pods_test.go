@@ -16,7 +16,7 @@ import (
 
 // foreignImages are the images the manifests use that the compose lab does
 // not; every other image must be compose.yaml's, tag included.
-var foreignImages = []string{"edoburu/pgbouncer:v1.25.1-p0"}
+var foreignImages = []string{"edoburu/pgbouncer:v1.25.2-p0"}
 
 // composeImages returns compose.yaml's images by repository.
 func composeImages(t *testing.T) map[string]string {
