@@ -14,6 +14,8 @@ export PATH  := $(BIN):$(PATH)
 PROMETHEUS_VERSION ?= v0.316.0
 # postgres_exporter: the same version as compose's prometheuscommunity/postgres-exporter image.
 POSTGRES_EXPORTER_VERSION ?= v0.19.1
+# pgbouncer_exporter: the same version as compose's prometheuscommunity/pgbouncer-exporter image.
+PGBOUNCER_EXPORTER_VERSION ?= v0.12.1
 STATICCHECK_VERSION ?= v0.8.2
 GOVULNCHECK_VERSION ?= v1.9.0
 VEGETA_VERSION ?= v12.13.0
@@ -50,6 +52,13 @@ $(BIN)/postgres_exporter:
 	@set -e; src=$$($(GO) mod download -json github.com/prometheus-community/postgres_exporter@$(POSTGRES_EXPORTER_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
 	rm -rf $(PGEXP_SRC); mkdir -p $(dir $(PGEXP_SRC)); cp -r "$$src" $(PGEXP_SRC); chmod -R u+w $(PGEXP_SRC); \
 	cd $(PGEXP_SRC) && $(GO) build -trimpath -ldflags='-s -w -X github.com/prometheus/common/version.Version=$(POSTGRES_EXPORTER_VERSION:v%=%)' -o $@ ./cmd/postgres_exporter
+# pgbouncer_exporter (PgBouncer's own view: the board's "PgBouncer" row, the
+# pgbouncer profile), built the same way from the downloaded module.
+PGBEXP_SRC := $(CURDIR)/.cache/src/pgbouncer_exporter@$(PGBOUNCER_EXPORTER_VERSION)
+$(BIN)/pgbouncer_exporter:
+	@set -e; src=$$($(GO) mod download -json github.com/prometheus-community/pgbouncer_exporter@$(PGBOUNCER_EXPORTER_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
+	rm -rf $(PGBEXP_SRC); mkdir -p $(dir $(PGBEXP_SRC)); cp -r "$$src" $(PGBEXP_SRC); chmod -R u+w $(PGBEXP_SRC); \
+	cd $(PGBEXP_SRC) && $(GO) build -trimpath -ldflags='-s -w -X github.com/prometheus/common/version.Version=$(PGBOUNCER_EXPORTER_VERSION:v%=%)' -o $@ .
 $(BIN)/staticcheck:
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 $(BIN)/govulncheck:

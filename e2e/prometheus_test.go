@@ -20,10 +20,15 @@ import (
 	"github.com/orderlab/orderlab/internal/poll"
 )
 
+// droppedTarget, as the address of a compose service in labPrometheusConfig's
+// map, leaves out the jobs that scrape it: a service the run does not start.
+const droppedTarget = "dropped"
+
 // labPrometheusConfig returns prometheus/prometheus.yml with only the
 // targets rewritten: each "<host>:<port>" through addrs (compose service
-// name to local address), rule_files made absolute. A target the map does
-// not know fails the test, so a new scrape job cannot slip past the e2e.
+// name to local address), rule_files made absolute, and the jobs of the
+// services addrs maps to droppedTarget left out. A target the map does not
+// know fails the test, so a new scrape job cannot slip past the e2e.
 func labPrometheusConfig(t *testing.T, addrs map[string]string) []byte {
 	t.Helper()
 	cfg := readPrometheusConfig(t)
@@ -36,8 +41,10 @@ func labPrometheusConfig(t *testing.T, addrs map[string]string) []byte {
 		files[i] = filepath.Join(promDir, f.(string))
 	}
 	jobs, _ := cfg["scrape_configs"].([]any)
+	var kept []any
 	for _, j := range jobs {
 		job := j.(map[string]any)
+		dropped := false
 		statics, _ := job["static_configs"].([]any)
 		for _, s := range statics {
 			sc := s.(map[string]any)
@@ -48,10 +55,15 @@ func labPrometheusConfig(t *testing.T, addrs map[string]string) []byte {
 				if !ok {
 					t.Fatalf("prometheus.yml: job %v scrapes %v, which the e2e does not run", job["job_name"], tg)
 				}
+				dropped = dropped || addr == droppedTarget
 				targets[i] = addr
 			}
 		}
+		if !dropped {
+			kept = append(kept, job)
+		}
 	}
+	cfg["scrape_configs"] = kept
 	out, err := yaml.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,8 @@
 # The entrypoint of .ci/labimages' pgbouncer stand-in (Debian's PgBouncer),
 # reading the variables compose.yaml gives the pinned image: DATABASE_URL
 # (postgres://user:password@host:port/db), AUTH_TYPE, POOL_MODE,
-# DEFAULT_POOL_SIZE, MAX_CLIENT_CONN. It listens on 5432, runs as postgres.
+# DEFAULT_POOL_SIZE, MAX_CLIENT_CONN, STATS_USERS (who may read the admin
+# console's SHOW commands: the exporter). It listens on 5432, runs as postgres.
 set -eu
 ini=/etc/pgbouncer/pgbouncer.ini
 if [ "$(id -u)" = 0 ]; then
@@ -30,6 +31,7 @@ pool_mode = ${POOL_MODE:-session}
 default_pool_size = ${DEFAULT_POOL_SIZE:-20}
 max_client_conn = ${MAX_CLIENT_CONN:-100}
 ignore_startup_parameters = extra_float_digits
+${STATS_USERS:+stats_users = $STATS_USERS}
 INI
   chown postgres:postgres "$ini" /etc/pgbouncer/userlist.txt
   chmod 600 /etc/pgbouncer/userlist.txt

@@ -294,45 +294,6 @@ func checkDownRemoves(t *testing.T, l *composeLab) {
 
 func urlQuery(s string) string { return url.QueryEscape(s) }
 
-// The pgbouncer recipe of docs/lab.md (Too many clients, fix B), run as
-// written there (the variables as its command line gives them).
-const (
-	pgbouncerURL = "postgres://orderlab:orderlab@pgbouncer:5432/orderlab?sslmode=disable&default_query_exec_mode=exec"
-	pgbouncerUp  = "POSTGRES_MAX_CONNECTIONS=50 PGBOUNCER_POOL=40 \\\n" +
-		"LAB_DATABASE_URL='" + pgbouncerURL + "' \\\n" +
-		"  docker compose --profile pgbouncer up -d --build"
-)
-
-// checkPgBouncerRecipe: after the recipe, a load run from
-// `docker compose run --rm loadtest` is served through PgBouncer, and the
-// services still reach Postgres through it afterwards (the run recreated
-// nothing). The lab is then put back as it was.
-func checkPgBouncerRecipe(t *testing.T, l *composeLab) {
-	data, err := os.ReadFile(filepath.Join(root, "docs", "lab.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(data), pgbouncerUp) {
-		t.Fatalf("docs/lab.md no longer gives %q, which this test runs", pgbouncerUp)
-	}
-	env := []string{"POSTGRES_MAX_CONNECTIONS=50", "PGBOUNCER_POOL=40", "LAB_DATABASE_URL=" + pgbouncerURL}
-	l.must(t, 20*time.Minute, env, nil, "--profile", "pgbouncer", "up", "-d", "--build", "--wait")
-	throughPgBouncer := func(when string) {
-		for _, name := range modelNames {
-			if v := knobsOf(t, name)["DATABASE_URL"].Value; !strings.Contains(v, "pgbouncer") {
-				t.Errorf("%s %s: DATABASE_URL %q, want PgBouncer%s", name, when, v, l.logs(name, "pgbouncer"))
-			}
-		}
-	}
-	throughPgBouncer("after the recipe")
-	out := l.must(t, 5*time.Minute, nil, nil, "run", "--rm", "loadtest", "closed", "-allow-remote", "-c", "20", "-d", "5s",
-		"-method", "POST", "http://unbounded:8080/orders?db_delay=5ms")
-	t.Log(tail(out, 8))
-	throughPgBouncer("after docker compose run")
-	l.must(t, 10*time.Minute, nil, nil, "up", "-d", "--wait")
-	l.must(t, 10*time.Minute, nil, nil, "--profile", "pgbouncer", "rm", "--stop", "--force", "pgbouncer")
-}
-
 // checkLoadtestForwards: `docker compose run --rm loadtest scenario -list`,
 // as the docs gave it before the lab had a command of its own, still lists
 // the catalog: the loadtest service's loadtest runs the lab beside it in

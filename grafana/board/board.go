@@ -84,6 +84,7 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		{"Tail latency (exemplars link to traces)", latencyPanels()},
 		{"Postgres pool", poolPanels()},
 		{"Postgres server (postgres_exporter)", postgresPanels()},
+		{"PgBouncer (pgbouncer_exporter; pgbouncer profile only)", pgbouncerPanels()},
 		{"Semaphore (semaphore service)", semaphorePanels()},
 		{"Pipeline (pipeline service)", pipelinePanels()},
 		{"Go runtime and process", runtimePanels()},

@@ -57,7 +57,7 @@ func TestEveryQueryFollowsTheServiceVariable(t *testing.T) {
 	if len(exprs) < 67 {
 		t.Fatalf("found %d expressions on the board, want at least 67", len(exprs))
 	}
-	serverWideExprs := 0
+	serverWideExprs, poolerExprs := 0, 0
 	for _, e := range exprs {
 		metrics := metricRef.FindAllStringSubmatch(e, -1)
 		if len(metrics) == 0 {
@@ -66,6 +66,14 @@ func TestEveryQueryFollowsTheServiceVariable(t *testing.T) {
 		serverWide := true
 		for _, m := range metrics {
 			name, selector := m[1], m[2]
+			// pgbouncer_exporter's series: the pooler's, shared by the
+			// three services, so they cannot follow $service.
+			if strings.HasPrefix(name, "pgbouncer_") {
+				if !strings.Contains(selector, poolerMatcher) {
+					t.Errorf("%s without %s in %q", name, poolerMatcher, e)
+				}
+				continue
+			}
 			if !strings.HasPrefix(name, "pg_") {
 				serverWide = false
 				if !strings.Contains(selector, serviceMatcher) {
@@ -84,9 +92,17 @@ func TestEveryQueryFollowsTheServiceVariable(t *testing.T) {
 				t.Errorf("%s without %s in %q", name, appMatcher, e)
 			}
 		}
-		if serverWide {
+		switch {
+		case strings.Contains(e, "pgbouncer_"):
+			poolerExprs++
+		case serverWide:
 			serverWideExprs++
 		}
+	}
+	// The PgBouncer row: clients waiting and served, servers active, idle
+	// and the pool size, the wait per server assignment.
+	if poolerExprs != 6 {
+		t.Errorf("%d expressions read pgbouncer_exporter, want the PgBouncer row's 6", poolerExprs)
 	}
 	// max_connections and all backends, on the server backends panel.
 	if serverWideExprs != 2 {
@@ -105,9 +121,9 @@ var serverWideSeries = map[string]bool{
 
 // metricRef finds the metric names of the board's series (the services'
 // orderlab_, go_ and process_ families, the recording rules' job:orderlab_,
-// postgres_exporter's pg_ and ALERTS) with the selector that follows them,
+// postgres_exporter's pg_, pgbouncer_exporter's pgbouncer_ and ALERTS) with the selector that follows them,
 // if any.
-var metricRef = regexp.MustCompile(`\b((?:job:)?orderlab_[\w:]*|go_\w+|process_\w+|pg_\w+|ALERTS)(\{[^}]*\})?`)
+var metricRef = regexp.MustCompile(`\b((?:job:)?orderlab_[\w:]*|go_\w+|process_\w+|pg_\w+|pgbouncer_\w+|ALERTS)(\{[^}]*\})?`)
 
 // collectExprs returns the value of every "expr" key in a decoded JSON
 // document.

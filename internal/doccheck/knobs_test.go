@@ -118,6 +118,7 @@ var notAVariable = map[string]bool{
 	"SELECT": true, "CREATE": true, "DATABASE": true, "CONNECTION": true, "LISTEN": true,
 	"ALERTS": true, "HEAD": true, "TRACE": true, "PATCH": true, "DELETE": true, "OPTIONS": true,
 	"CONNECT": true, "SHOW": true, "POOLS": true, "STATS": true, "ALL": true,
+	"STATS_TOTALS": true, "LISTS": true, "CONFIG": true, "CLIENTS": true, "DATABASES": true, "VERSION": true, // PgBouncer's SHOW commands
 	"TCP_USER_TIMEOUT": true, "IP_BIND_ADDRESS_NO_PORT": true, // socket options
 	"FILE":   true,                               // a placeholder
 	"MISSED": true, "READ": true, "JUDGED": true, // the scenario verdicts (docs/lab.md: NOT JUDGED)
