@@ -25,7 +25,7 @@ func poolerSel(metric string, matchers ...string) string {
 func pgbouncerPanels() []cog.Builder[dashboard.Panel] {
 	return []cog.Builder[dashboard.Panel]{
 		series("PgBouncer clients: waiting vs served", units.Short, 8,
-			"Client connections of every service at PgBouncer, by database (SHOW POOLS): waiting for a server connection (cl_waiting) against linked to one (cl_active, dashed). Behind PgBouncer the services' pools no longer wait for Postgres' connections, their connections wait here instead: this is where the queue moves (docs/scenarios/too-many-clients.md).",
+			"Client connections of every service at PgBouncer, by database (SHOW POOLS): waiting for a server connection (cl_waiting) against linked to one (cl_active, dashed). Behind PgBouncer the services' pools get their connections at once, and their transactions wait here instead, for one of PgBouncer's server connections: this is where the queue moves (docs/scenarios/too-many-clients.md).",
 			query(sumBy("database", poolerSel("pgbouncer_pools_client_waiting_connections")), "{{database}} waiting"),
 			query(sumBy("database", poolerSel("pgbouncer_pools_client_active_connections")), "{{database}} served"),
 		).Min(0).OverrideByRegexp(".* served", dashed()),
