@@ -57,13 +57,3 @@ func abs(t *testing.T, rel string) string {
 	}
 	return p
 }
-
-// writeFile writes data to dir/name and returns the path.
-func writeFile(t *testing.T, dir, name string, data []byte) string {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}

@@ -4,7 +4,6 @@ package e2e
 // module version (v0.3MM.P) and as an image tag (v3.MM.P).
 
 import (
-	"debug/buildinfo"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,29 +11,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// checkPrometheusRelease makes sure the Prometheus under test is the
-// release compose.yaml runs: a `go install` build carries its module version
-// (v0.3MM.P for v3.MM.P); Debian's package carries none and is accepted with
-// a note.
-func checkPrometheusRelease(t *testing.T, bin, image string) {
-	t.Helper()
-	info, err := buildinfo.ReadFile(bin)
-	if err != nil {
-		t.Logf("prometheus %s: no Go build info (%v); not checking its release", bin, err)
-		return
-	}
-	v := info.Main.Version
-	got, ok := prometheusRelease(v)
-	if !ok {
-		t.Logf("prometheus %s: module version %q; not checking its release", bin, v)
-		return
-	}
-	if got != imageTag(image) {
-		t.Fatalf("prometheus under test is %s (%s), compose.yaml runs %s", got, v, image)
-	}
-	t.Logf("prometheus under test: %s %s, the release of %s", info.Main.Path, v, image)
-}
 
 // imageTag is the tag of an image reference ("" when it has none).
 func imageTag(image string) string {
