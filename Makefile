@@ -119,21 +119,41 @@ build: ## build the three services, loadtest and lab into ./bin
 pgcheck:
 	@$(GO) run ./internal/pgtest/pgcheck
 
-# On a fresh machine most of `make test` is compiling: Prometheus and
-# promtool from source, the race build of every test, and vet's build. They
-# run side by side (test-build compiles the test binaries and runs none:
-# -exec true), then the tests run on the warm cache.
+# Two tiers (docs/development.md#two-tiers). `make test` is the fast one:
+# vet, the rule tests, and every test that is not behind the build tag
+# labcheck. On a fresh machine most of it is compiling: promtool from
+# source, the race build of every test, and vet's build. They run side by
+# side (test-build compiles the test binaries and runs none: -exec true),
+# then the tests run on the warm cache.
 .PHONY: test
-test: chromium pgbouncer pgcheck ## vet, rule tests, go test -race (with the lab e2e) against a real Postgres
-	@$(MAKE) --no-print-directory -j3 $(BIN)/promtool $(BIN)/prometheus $(BIN)/postgres_exporter test-build vet
+test: pgbouncer pgcheck ## the fast tier: vet, rule tests, go test -race -shuffle=on against a real Postgres (no lab end to end, browser or scenario at size: make lab-check)
+	@$(MAKE) --no-print-directory -j3 $(BIN)/promtool test-build vet
 	@$(MAKE) --no-print-directory rules-test
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter $(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -shuffle=on -count=1 -timeout 15m ./...
 
 .PHONY: vet test-build
 vet:
 	$(GO) vet ./...
 test-build:
 	$(GO) test -race -count=1 -run '^$$' -exec true ./... >/dev/null
+
+# The slow tier: the tests of the _test.go files behind the build tag
+# labcheck (the lab end to end, the browser tests, every scenario from the
+# page quick and at full size, the tests that measure the machine), and
+# only those: their packages' other tests ran in make test. The files are
+# found by their //go:build line, the tests by their func lines. -p 1: the
+# tests that measure the machine run one package at a time, so that no
+# other package's load is in their figures.
+LABCHECK_FILES = $(shell grep -rlE --include='*_test.go' --exclude-dir=.cache '^//go:build .*\blabcheck\b' .)
+LABCHECK_PKGS  = $(sort $(patsubst %/,%,$(dir $(LABCHECK_FILES))))
+LABCHECK_TESTS = $(shell sed -nE 's/^func (Test[A-Za-z0-9_]+)\(t \*testing\.T\).*/\1/p' $(LABCHECK_FILES) | sort -u | paste -sd'|')
+
+.PHONY: lab-check lab-check-vet
+lab-check: chromium pgbouncer pgcheck ## the slow tier (build tag labcheck): the lab end to end, the browser tests, every scenario from the page quick and at full size, the tests that measure the machine
+	@$(MAKE) --no-print-directory -j3 $(BIN)/prometheus $(BIN)/postgres_exporter lab-check-vet
+	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter $(GO) test -tags labcheck -race -shuffle=on -count=1 -p 1 -timeout 60m -run '^($(LABCHECK_TESTS))$$' $(LABCHECK_PKGS)
+lab-check-vet:
+	$(GO) vet -tags labcheck ./...
 
 # Fuzz targets, one `go test -fuzz` run each (a run takes one target), for
 # FUZZTIME each. Their seeds are in each package's testdata/fuzz/<Target>/;
@@ -181,9 +201,10 @@ fmt-check:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 .PHONY: check
-check: fmt-check $(BIN)/staticcheck ## gofmt, vet, staticcheck, govulncheck, then test
+check: fmt-check $(BIN)/staticcheck ## gofmt, vet, staticcheck (with and without the labcheck tag), govulncheck, then test
 	$(GO) vet ./...
 	$(BIN)/staticcheck ./...
+	$(BIN)/staticcheck -tags labcheck ./...
 	$(MAKE) --no-print-directory vulncheck
 	$(MAKE) --no-print-directory test
 
@@ -291,7 +312,7 @@ JAEGER ?=
 
 .PHONY: e2e
 e2e: $(BIN)/prometheus $(BIN)/postgres_exporter rules-test ## the lab without Docker: compose check, services + Prometheus + load, every panel query, alerts, traces
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter JAEGER=$(JAEGER) $(GO) test -count=1 -v -timeout 10m ./e2e/ ./grafana/...
+	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter JAEGER=$(JAEGER) $(GO) test -tags labcheck -count=1 -v -timeout 10m ./e2e/ ./grafana/...
 
 # Jaeger v2.11.0, the compose image's release, is Go module v1.74.0. Its
 # go.mod has replace directives, so `go install pkg@version` refuses it:
@@ -351,7 +372,7 @@ pictures: build chromium ## the docs' pictures (docs/img/pictures.txt): charts o
 # the catalog, the run in progress and its verdict as docs/img/front-*.png.
 .PHONY: front-pictures
 front-pictures: $(BIN)/prometheus $(BIN)/postgres_exporter chromium ## the front page's screenshots, docs/img/front-{catalog,run,verdict}.png, from the e2e's lab
-	ORDERLAB_E2E=1 PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter FRONT_SHOTS=$(CURDIR)/docs/img $(GO) test -count=1 -v -timeout 10m -run 'TestLab$$' ./e2e/
+	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter FRONT_SHOTS=$(CURDIR)/docs/img $(GO) test -tags labcheck -count=1 -v -timeout 10m -run 'TestLab$$' ./e2e/
 
 BENCH_TASKS_ARGS ?=
 .PHONY: bench

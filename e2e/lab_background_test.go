@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 // The lab's background load: started as compose.yaml runs it, then the board

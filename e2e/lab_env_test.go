@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
@@ -46,6 +47,19 @@ var labVars = map[string]string{
 // handler-pool panel has data.
 var labServiceVars = map[string]map[string]string{
 	"pipeline": {"HTTP_SERVER": "nbio"},
+}
+
+// labLoad is the overload run's load (docs/lab.md, "Compare the fixes").
+var labLoad = overload{clients: 100, duration: 15 * time.Second, dbDelay: "50ms"}
+
+// overload is the load of the starvation check: the same closed-loop
+// overload against every service at once. Each order holds its connection
+// for dbDelay, so a pool of labVars' DB_MAX_CONNS serves at most
+// DB_MAX_CONNS/dbDelay orders per second, far below what the clients ask.
+type overload struct {
+	clients  int
+	duration time.Duration
+	dbDelay  string
 }
 
 // labAddrKeys are the environment variables that say where a service

@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 // The board's panel queries against the running lab: see TestLab.

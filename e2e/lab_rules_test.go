@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 // The lab's recording rules and alerts after the overload: see TestLab.

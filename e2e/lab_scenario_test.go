@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 // `lab scenario -lab` in the lab as compose starts it: pool-starvation

@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 import (
@@ -17,8 +19,6 @@ import (
 	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/lab/local"
 )
-
-var labLoad = overload{clients: 100, duration: 15 * time.Second, dbDelay: "50ms"}
 
 // labRun is the lab after the load, as the checks of TestLab read it (one
 // file per concern: lab_panels_test.go, lab_rules_test.go,
@@ -49,9 +49,6 @@ type labRun struct {
 // TestLab runs the lab without Docker and checks what the board, the rules
 // and the traces promise. See the package comment.
 func TestLab(t *testing.T) {
-	if os.Getenv("ORDERLAB_E2E") == "" {
-		t.Skip("end-to-end run of the lab: make e2e (ORDERLAB_E2E=1)")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
 	defer cancel()
 	run := startLab(t, ctx)

@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 // The traces of the overload, in the test's receiver and (JAEGER set) in a

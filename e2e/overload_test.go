@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 import (
@@ -5,21 +7,10 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/lab/local"
 )
-
-// overload is the load of the starvation check: the same closed-loop
-// overload against every service at once. Each order holds its connection
-// for dbDelay, so a pool of labVars' DB_MAX_CONNS serves at most
-// DB_MAX_CONNS/dbDelay orders per second, far below what the clients ask.
-type overload struct {
-	clients  int
-	duration time.Duration
-	dbDelay  string
-}
 
 // runLoad runs loadtest in closed mode against one service, with
 // POSTed orders, and logs its report. GRAFANA_URL points at the fake

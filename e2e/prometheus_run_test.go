@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package e2e
 
 // The Prometheus the e2e runs: its binary and release, its flags and
