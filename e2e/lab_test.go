@@ -146,9 +146,11 @@ func (run *labRun) overload(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
-	// Two scrapes and a rule evaluation after the load, so that the rates
-	// and the recording rules include its end.
-	time.Sleep(9 * time.Second)
+	// Two scrapes of every target after the load, then a rule evaluation
+	// after those, so that the rates and the recording rules include its
+	// end.
+	waitScrapedSince(t, run.ctx, run.api, run.loadEnd)
+	waitEvaluatedSince(t, run.ctx, run.api, time.Now())
 	run.now = time.Now()
 }
 

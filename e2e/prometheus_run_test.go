@@ -9,6 +9,7 @@ import (
 	"context"
 	"debug/buildinfo"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -257,6 +258,33 @@ func waitScrapedSince(t *testing.T, ctx context.Context, api promAPI, t0 time.Ti
 		for _, tg := range targets {
 			if tg.LastScrape.Before(t0.Add(interval)) {
 				return fmt.Errorf("%s last scraped at %s", tg.ScrapeURL, tg.LastScrape.Format(time.TimeOnly))
+			}
+		}
+		return nil
+	})
+}
+
+// waitEvaluatedSince waits until every rule group has been evaluated since
+// t0, so that the recording rules and the alerts include what Prometheus
+// had scraped by then.
+func waitEvaluatedSince(t *testing.T, ctx context.Context, api promAPI, t0 time.Time) {
+	t.Helper()
+	poll.Until(t, 2*time.Minute, "an evaluation of every rule group since "+t0.Format(time.TimeOnly), func() error {
+		var data struct {
+			Groups []struct {
+				Name           string    `json:"name"`
+				LastEvaluation time.Time `json:"lastEvaluation"`
+			} `json:"groups"`
+		}
+		if err := api.get(ctx, "/api/v1/rules", nil, &data); err != nil {
+			return err
+		}
+		if len(data.Groups) == 0 {
+			return errors.New("no rule group")
+		}
+		for _, g := range data.Groups {
+			if g.LastEvaluation.Before(t0) {
+				return fmt.Errorf("group %s last evaluated at %s", g.Name, g.LastEvaluation.Format(time.TimeOnly))
 			}
 		}
 		return nil
