@@ -115,10 +115,13 @@ func checkChartsRender(t *testing.T, htmlPath, png string) int {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate("file://"+abs),
 		chromedp.WaitVisible(chromedp.CSS("div.item")),
-		chromedp.Sleep(300*time.Millisecond), // let the last charts paint
 	); err != nil {
 		t.Fatalf("Chromium (%s) on %s: %v", exe, abs, err)
 	}
+	// Until every chart has painted: a chart that never does is named by
+	// the checks below, so running out of time is not by itself the failure.
+	_, _ = chromedp.Run(ctx, chromedp.Poll[bool]("("+inspectCharts+").every(s => s.instance && s.painted >= 50)",
+		chromedp.WithPollingTimeout(20*time.Second), chromedp.WithPollingInterval(100*time.Millisecond)))
 	declared, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("body"), "data-charts"))
 	if err != nil {
 		t.Fatal(err)
