@@ -165,7 +165,8 @@ FUZZ_TARGETS := \
 	./services/internal/api:FuzzQueryParams \
 	./services/internal/api:FuzzWriteProblem \
 	./services/internal/order:FuzzFingerprint \
-	./services/unbounded:FuzzPlaceOrder
+	./services/unbounded:FuzzPlaceOrder \
+	./lab/diagnose:FuzzParseEvidence
 
 .PHONY: fuzz
 fuzz: pgcheck ## each fuzz target for FUZZTIME (default 30s): make fuzz FUZZTIME=5s

@@ -1,3 +1,5 @@
+//go:build labcheck
+
 package main
 
 import (
