@@ -314,6 +314,13 @@ func (s *nbioServer) dispatch(st *nbioConn, execute func(func()) bool) func(func
 			s.m.poolBusy.Add(1)
 			s.m.poolWait.Observe(time.Since(queued).Seconds())
 			st.queued = queued // for the handler, on this goroutine (a connection's jobs run one at a time)
+			// nbhttp arms the idle deadline (KeepaliveTime) after it has
+			// flushed the previous answer; the client may have sent this
+			// request, and OnComplete cleared the deadline, in between. The
+			// previous job is done now: clear it again, so that the idle
+			// timer of the answer before never closes the connection under
+			// this handler.
+			_ = st.conn.SetReadDeadline(time.Time{})
 			defer func() {
 				s.m.poolBusy.Add(-1)
 				s.endRequest(st)
