@@ -22,7 +22,7 @@ import (
 var root, _ = filepath.Abs(filepath.Join("..", ".."))
 
 // composeLab runs `docker compose` in root with compose.yaml, exactly as
-// the README gives it: no override file, no environment of its own.
+// the README gives it: no other compose file, no environment of its own.
 type composeLab struct {
 	files []string
 }
