@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -37,7 +39,9 @@ type leaked struct {
 // not found) an ok one.
 func (s *Store) release(conn *pgxpool.Conn, err error) {
 	outcome := holdOK
-	if _, failed := dberr.ClassOf(err); failed {
+	// A call its caller gave up on (a canceled context, not a database
+	// error) did not succeed either: its hold is not productive.
+	if _, failed := dberr.ClassOf(err); failed || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		outcome = holdError
 	}
 	l := &s.leak
