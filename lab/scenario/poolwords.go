@@ -64,7 +64,13 @@ func poolUseInWords(run report.Run, ph measuredPhase, b report.Bound, ev report.
 // is a miss).
 func beside(v, target float64) string {
 	if v != target && math.Round(100*v) == math.Round(100*target) {
-		return fmt.Sprintf("%.1f %%", 100*v)
+		// Rounded away from the target, so that 89.96 % of a 90 % target
+		// never reads 90.0 % beside "missed".
+		tenths := math.Floor(1000 * v)
+		if v > target {
+			tenths = math.Ceil(1000 * v)
+		}
+		return fmt.Sprintf("%.1f %%", tenths/10)
 	}
 	return fmt.Sprintf("%.0f %%", 100*v)
 }

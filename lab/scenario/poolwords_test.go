@@ -87,3 +87,20 @@ func TestTableShowsThePoolUse(t *testing.T) {
 		t.Errorf("head %q: a pool use column without a figure", tab.Head)
 	}
 }
+
+// A share just under or over its target never reads as the target itself.
+func TestBesideRoundsAwayFromTheTarget(t *testing.T) {
+	for _, c := range []struct {
+		v, target float64
+		want      string
+	}{
+		{0.8996, 0.9, "89.9 %"},
+		{0.9004, 0.9, "90.1 %"},
+		{0.9, 0.9, "90 %"},
+		{0.97, 0.9, "97 %"},
+	} {
+		if got := beside(c.v, c.target); got != c.want {
+			t.Errorf("beside(%v, %v) = %q, want %q", c.v, c.target, got, c.want)
+		}
+	}
+}

@@ -19,8 +19,10 @@ func holdFigures(t *testing.T, reg *prometheus.Registry) (hold, statements float
 	}
 	for _, f := range fams {
 		switch f.GetName() {
-		case "orderlab_db_pool_connection_hold_seconds":
-			hold = f.GetMetric()[0].GetHistogram().GetSampleSum()
+		case "orderlab_db_pool_connection_hold_seconds": // every outcome
+			for _, m := range f.GetMetric() {
+				hold += m.GetHistogram().GetSampleSum()
+			}
 		case "orderlab_db_pool_statement_seconds_total":
 			statements = f.GetMetric()[0].GetCounter().GetValue()
 		}
