@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/model"
 	"github.com/orderlab/orderlab/services/internal/order"
@@ -75,17 +76,6 @@ func newTestModel(t *testing.T, b *builder, changes map[string]string) (*Model, 
 	return m, next
 }
 
-// within fails t, naming what, unless ch is closed within d of the
-// bubble's clock.
-func within(t *testing.T, d time.Duration, what string, ch <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(d):
-		t.Fatalf("%s: not within %s", what, d)
-	}
-}
-
 func isClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
@@ -124,11 +114,11 @@ func TestModelSwapDrainsTheOld(t *testing.T) {
 			t.Fatal("the old generation closed while a request it admitted was in flight")
 		}
 		second.Release(false)
-		within(t, time.Second, "the old generation's close once its requests are released", b.built[0].closed)
+		poll.Recv(t, time.Second, "the old generation's close once its requests are released", b.built[0].closed)
 		if err := m.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		within(t, time.Second, "the current generation's close", b.built[1].closed)
+		poll.Recv(t, time.Second, "the current generation's close", b.built[1].closed)
 		if _, err := m.Admit(ctx, model.PlaceOrder); !errors.Is(err, overload.ErrShuttingDown) {
 			t.Errorf("Admit after Close = %v, want ErrShuttingDown", err)
 		}
@@ -163,6 +153,6 @@ func TestModelSwapThatFailsChangesNothing(t *testing.T) {
 		if err := m.Swap(good); !errors.Is(err, errClosed) {
 			t.Errorf("Swap after Close = %v, want errClosed", err)
 		}
-		within(t, time.Second, "the close of a generation built after Close", b.built[len(b.built)-1].closed)
+		poll.Recv(t, time.Second, "the close of a generation built after Close", b.built[len(b.built)-1].closed)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/services/internal/live/swap"
 )
 
@@ -42,17 +43,6 @@ func closer(t *testing.T) func(context.Context, *part) error {
 		}
 		close(p.closed)
 		return nil
-	}
-}
-
-// within fails t, naming what, unless ch is closed within d of the
-// bubble's clock.
-func within(t *testing.T, d time.Duration, what string, ch <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(d):
-		t.Fatalf("%s: not within %s", what, d)
 	}
 }
 
@@ -109,7 +99,7 @@ func TestSwapClosesTheOldOnceIdle(t *testing.T) {
 			t.Fatal("the old generation closed while a holder was in")
 		}
 		leave(inFlight)
-		within(t, time.Second, "the old generation's close once idle", first.closed)
+		poll.Recv(t, time.Second, "the old generation's close once idle", first.closed)
 		select {
 		case err := <-heard:
 			if err != nil {
@@ -180,13 +170,13 @@ func TestCloseWaitsForEveryGeneration(t *testing.T) {
 			t.Error("Enter admitted while closing")
 		}
 		leave(inSecond)
-		within(t, time.Second, "the current generation's close once idle", second.closed)
+		poll.Recv(t, time.Second, "the current generation's close once idle", second.closed)
 		synctest.Wait()
 		if isClosed(closed) {
 			t.Fatal("Close returned while an old generation was held")
 		}
 		leave(inFirst)
-		within(t, time.Second, "Close once every generation closed", closed)
+		poll.Recv(t, time.Second, "Close once every generation closed", closed)
 		if closeErr != nil || !isClosed(first.closed) {
 			t.Errorf("Close = %v, first closed %v; want nil, true", closeErr, isClosed(first.closed))
 		}
