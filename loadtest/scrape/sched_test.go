@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"runtime"
@@ -32,7 +33,10 @@ func TestSchedulerFromAGoCollector(t *testing.T) {
 	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer srv.Close()
 
-	w := Watch(context.Background(), Scraper{URL: srv.URL}, time.Hour) // scrapes driven below
+	// No deadline on the scrape but the test's: with sixteen spinners on a
+	// machine at a load average of 40, the default client's 2 s ran out,
+	// and the summary held only the scrape taken before the goroutines.
+	w := Watch(context.Background(), Scraper{URL: srv.URL, Client: &http.Client{}}, time.Hour) // scrapes driven below
 	spinners, parked := 8*runtime.GOMAXPROCS(0), 200
 	release := make(chan struct{})
 	var wg sync.WaitGroup
@@ -60,7 +64,11 @@ func TestSchedulerFromAGoCollector(t *testing.T) {
 	stop.Store(true)
 	close(release)
 	wg.Wait()
-	sum := w.Stop(context.Background()).Summary()
+	series := w.Stop(context.Background())
+	if series.Errors > 0 {
+		t.Fatalf("%d scrapes failed: %s", series.Errors, series.LastError)
+	}
+	sum := series.Summary()
 
 	sc := sum.Scheduler
 	if !sc.Exported() || sc.PeakRunnable < float64(spinners/2) || sc.PeakWaiting < float64(parked) || sc.PeakRunning < 1 {
