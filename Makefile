@@ -12,7 +12,10 @@ export GOBIN := $(BIN)
 export PATH  := $(BIN):$(PATH)
 
 PROMETHEUS_VERSION ?= v0.316.0
-# postgres_exporter: the same version as compose's prometheuscommunity/postgres-exporter image.
+# postgres_exporter: compose pins the image at v0.20.1 (its fixes); the Go
+# module proxy refuses v0.20.1, so the tool (and the lab's stand-in image,
+# .ci/labimages) is v0.19.1, the newest it serves. The series the board and
+# the rules read have the same names in both.
 POSTGRES_EXPORTER_VERSION ?= v0.19.1
 # pgbouncer_exporter: the same version as compose's prometheuscommunity/pgbouncer-exporter image.
 PGBOUNCER_EXPORTER_VERSION ?= v0.12.1
@@ -316,7 +319,10 @@ JAEGER ?=
 e2e: $(BIN)/prometheus $(BIN)/postgres_exporter rules-test ## the lab without Docker: compose check, services + Prometheus + load, every panel query, alerts, traces
 	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter JAEGER=$(JAEGER) $(GO) test -tags labcheck -count=1 -v -timeout 10m ./e2e/ ./grafana/...
 
-# Jaeger v2.11.0, the compose image's release, is Go module v1.74.0. Its
+# Jaeger v2.11.0 is Go module v1.74.0. compose pins the image at 2.17.0 (a UI
+# XSS fix), which cannot be built here (the newest approved Jaeger on the
+# module proxy is v1.75.0, Jaeger 2.12.0): this builds 2.11.0, the stand-in
+# .ci/labimages puts under 2.17.0's name (its UI is a placeholder). Its
 # go.mod has replace directives, so `go install pkg@version` refuses it:
 # build it from the module's source instead (a few minutes on 2 cores).
 JAEGER_VERSION ?= v1.74.0
