@@ -8,10 +8,10 @@ import (
 	"net"
 	"strings"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/lab/front"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 const frontUsage = `usage: lab front [flags]

@@ -7,10 +7,10 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/lab/dbproxy"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/annotate"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // labEnv is set by compose on its front, lab and loadtest services (compose.yaml): there

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // TestScenarioDatabaseComesFromTheEnvironmentItIsGiven: -db defaults to

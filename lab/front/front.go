@@ -50,7 +50,7 @@ import (
 
 	"github.com/orderlab/orderlab/lab/knobs"
 	"github.com/orderlab/orderlab/lab/scenario"
-	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
 // Config is what the page drives.
@@ -155,7 +155,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /echarts.min.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		w.Header().Set("Cache-Control", "max-age=86400")
-		_, _ = io.WriteString(w, chart.EChartsJS())
+		_, _ = io.WriteString(w, htmlreport.EChartsJS())
 	})
 	m.HandleFunc("GET /api/config", s.getConfig)
 	m.HandleFunc("GET /api/catalog", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.catalog) })

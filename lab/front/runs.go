@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/lab/scenario"
-	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
 // Run states.
@@ -51,9 +51,9 @@ type Run struct {
 	// Picture is the verdict's figures as one chart draws them, Drawing
 	// that chart (the ECharts option the report draws too), and
 	// Conclusion the verdicts in a sentence, once the run ended.
-	Picture    *scenario.Picture `json:"picture,omitempty"`
-	Drawing    *chart.Drawing    `json:"picture_drawing,omitempty"`
-	Conclusion string            `json:"conclusion,omitempty"`
+	Picture    *scenario.Picture   `json:"picture,omitempty"`
+	Drawing    *htmlreport.Drawing `json:"picture_drawing,omitempty"`
+	Conclusion string              `json:"conclusion,omitempty"`
 	// Explanation is what the scenario expects of each target, and Fix the
 	// remedy, from the catalog.
 	Explanation []string `json:"explanation,omitempty"`

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
 // write saves res as dir/stamp.json, .md and .html.
@@ -145,7 +145,7 @@ const serverSide = "Server side (CPU, memory, connections, pool)"
 // WriteHTML writes the report with charts.
 func WriteHTML(w io.Writer, res *Result) error {
 	s := res.Scenario
-	page := chart.Page{
+	page := htmlreport.Page{
 		Title:    s.Name + ": " + s.Title,
 		Subtitle: fmt.Sprintf("%s. %s", command(res), hostLine(res)),
 		Notes:    []string{strings.TrimSpace(s.Question)},
@@ -163,7 +163,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 	if q := quickLine(res); q != "" {
 		page.Notes = append([]string{q}, page.Notes...)
 	}
-	var b chart.Builder
+	var b htmlreport.Builder
 	if sec, ok := verdictSection(&b, res); ok {
 		page.Sections = append(page.Sections, sec)
 	}
@@ -172,8 +172,8 @@ func WriteHTML(w io.Writer, res *Result) error {
 	for _, p := range res.Phases {
 		sp := phaseSpec(s, p.Name)
 		main, detail := TableOf(p).Split()
-		sec := chart.Section{Title: p.Name + ": " + describe(sp), Head: main.Head, Rows: main.Rows,
-			More: append([]chart.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, viewTables(s, p)...)}
+		sec := htmlreport.Section{Title: p.Name + ": " + describe(sp), Head: main.Head, Rows: main.Rows,
+			More: append([]htmlreport.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, viewTables(s, p)...)}
 		if sp.Bound != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Bound: %s = %.0f requests/s.", sp.Bound.What, sp.Bound.RPS()))
 		}
@@ -201,14 +201,14 @@ func WriteHTML(w io.Writer, res *Result) error {
 		page.Sections = append(page.Sections, sec)
 		for i, ot := range outageTables(p.Outages) {
 			title := []string{": keyed orders held to the table", ": keyed orders, answers second by second"}[i]
-			page.Sections = append(page.Sections, chart.Section{Title: p.Name + title, Head: ot.Head, Rows: ot.Rows})
+			page.Sections = append(page.Sections, htmlreport.Section{Title: p.Name + title, Head: ot.Head, Rows: ot.Rows})
 		}
 	}
 	if len(tasksLabels) > 0 {
-		page.Sections = append(page.Sections, chart.Section{Title: "In-process tasks side by side",
-			Charts: []chart.Chart{b.Bars("Time for all jobs (scaled to the full count)", "s", tasksLabels, tasksSeconds)}})
+		page.Sections = append(page.Sections, htmlreport.Section{Title: "In-process tasks side by side",
+			Charts: []htmlreport.Chart{b.Bars("Time for all jobs (scaled to the full count)", "s", tasksLabels, tasksSeconds)}})
 	}
-	return chart.Write(w, page)
+	return htmlreport.Write(w, page)
 }
 
 func phaseSpec(s Scenario, name string) Phase {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
 // Picture is a run's verdict as one chart reads it: per phase and model,
@@ -107,19 +107,21 @@ func held(res *Result, i int, m *PictureModel) {
 }
 
 // PictureDrawing is pic as the report and the front page draw it
-// (chart.VerdictDrawing): a row per model and phase, each model in its
+// (htmlreport.VerdictDrawing): a row per model and phase, each model in its
 // colour.
-func PictureDrawing(pic Picture) chart.Drawing { return chart.VerdictDrawing(pictureRows(pic)) }
+func PictureDrawing(pic Picture) htmlreport.Drawing {
+	return htmlreport.VerdictDrawing(pictureRows(pic))
+}
 
-func pictureRows(pic Picture) []chart.Row {
-	var rows []chart.Row
+func pictureRows(pic Picture) []htmlreport.Row {
+	var rows []htmlreport.Row
 	colors := map[string]int{}
 	for _, ph := range pic.Phases {
 		for _, m := range ph.Models {
 			if _, ok := colors[m.Name]; !ok {
 				colors[m.Name] = len(colors)
 			}
-			r := chart.Row{Label: m.Name, Color: colors[m.Name], Counts: ph.Counts, PerSecond: m.Succeeded, Bound: ph.BoundRPS,
+			r := htmlreport.Row{Label: m.Name, Color: colors[m.Name], Counts: ph.Counts, PerSecond: m.Succeeded, Bound: ph.BoundRPS,
 				AtLeast: m.AtLeast, P99: m.P99, P99Target: m.P99Target, Status: m.Status}
 			if len(pic.Phases) > 1 {
 				r.Label += ", " + ph.Name
@@ -178,12 +180,12 @@ func Conclusion(res *Result) string {
 // verdictSection heads the HTML report with the run's picture (committed
 // per second against the bound, success p99 against its target, answers
 // by status, misses marked), the conclusion and the verdicts in words.
-func verdictSection(b *chart.Builder, res *Result) (chart.Section, bool) {
+func verdictSection(b *htmlreport.Builder, res *Result) (htmlreport.Section, bool) {
 	pic := PictureOf(res)
 	if len(pic.Phases) == 0 || len(res.Scenario.Expect) == 0 {
-		return chart.Section{}, false
+		return htmlreport.Section{}, false
 	}
-	sec := chart.Section{Title: "Verdict", Notes: []string{Conclusion(res)}}
+	sec := htmlreport.Section{Title: "Verdict", Notes: []string{Conclusion(res)}}
 	for _, v := range VerdictsOf(res) {
 		sec.Notes = append(sec.Notes, v.String())
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
 // view is one table of what a phase's surroundings showed (the database,
@@ -52,14 +52,14 @@ func writeViewsMarkdown(b *strings.Builder, s Scenario, p PhaseResult) error {
 }
 
 // viewTables are phase p's views for the HTML report.
-func viewTables(s Scenario, p PhaseResult) []chart.Table {
-	var out []chart.Table
+func viewTables(s Scenario, p PhaseResult) []htmlreport.Table {
+	var out []htmlreport.Table
 	for _, v := range viewsOf(s, p) {
 		caption := v.caption
 		if len(v.notes) > 0 {
 			caption += ". " + strings.Join(v.notes, " ")
 		}
-		out = append(out, chart.Table{Caption: caption, Head: v.table.Head, Rows: v.table.Rows})
+		out = append(out, htmlreport.Table{Caption: caption, Head: v.table.Head, Rows: v.table.Rows})
 	}
 	return out
 }
