@@ -1,4 +1,4 @@
-package scenario
+package observe
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -68,33 +67,33 @@ type PostgresView struct {
 	Err    string `json:"error,omitempty"`
 }
 
-// pgViewEvery is how often the runner samples pg_stat_activity.
-const pgViewEvery = 250 * time.Millisecond
+// Every is how often the runner samples pg_stat_activity.
+const Every = 250 * time.Millisecond
 
-// pgWatch samples pg_stat_activity for one target's run (watchPostgres)
-// until stop.
-type pgWatch struct {
+// PostgresWatch samples pg_stat_activity for one target's run (WatchPostgres)
+// until Stop.
+type PostgresWatch struct {
 	cfg     *pgx.ConnConfig
 	conn    *pgx.Conn // nil after a failed sample until connected again
 	db      string
 	logPath string
 	logFrom int64
 	tick    *ticker      // nil when the first sample failed
-	pooler  *poolerWatch // PgBouncer's view beside it, when the run goes through it
+	Pooler  *PoolerWatch // PgBouncer's view beside it, when the run goes through it
 
 	mu                        sync.Mutex
 	view                      PostgresView
 	sumActive, sumIdle, sumTx float64
 }
 
-// watchPostgres starts sampling the client backends of database on the
+// WatchPostgres starts sampling the client backends of database on the
 // server adminURL reaches (a superuser's URL), every interval, with a
 // first sample before it returns. role is the services' login role;
 // logPath, when set, is the server's log, read for refused connections
 // from its present end. A failure to connect is recorded in the view, not
 // returned: the load runs regardless.
-func watchPostgres(ctx context.Context, adminURL, database, role, logPath, target string, interval time.Duration) *pgWatch {
-	w := &pgWatch{db: database, logPath: logPath,
+func WatchPostgres(ctx context.Context, adminURL, database, role, logPath, target string, interval time.Duration) *PostgresWatch {
+	w := &PostgresWatch{db: database, logPath: logPath,
 		view: PostgresView{Target: target, Role: role, RoleLimit: -1, IntervalSeconds: interval.Seconds()}}
 	if logPath != "" {
 		if fi, err := os.Stat(logPath); err == nil {
@@ -172,14 +171,14 @@ func (t *ticker) stop() {
 }
 
 // connect opens the runner's own connection to the server.
-func (w *pgWatch) connect(ctx context.Context) (*pgx.Conn, error) {
+func (w *PostgresWatch) connect(ctx context.Context) (*pgx.Conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	return pgx.ConnectConfig(cctx, w.cfg)
 }
 
 // sample reads pg_stat_activity once and folds it into the view.
-func (w *pgWatch) sample(ctx context.Context) error {
+func (w *PostgresWatch) sample(ctx context.Context) error {
 	if w.conn == nil {
 		return errors.New("not connected")
 	}
@@ -244,14 +243,14 @@ func (w *pgWatch) sample(ctx context.Context) error {
 }
 
 // samples is how many samples w has taken so far.
-func (w *pgWatch) samples() int {
+func (w *PostgresWatch) Samples() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.view.Samples
 }
 
-// stop takes a last sample, ends the sampling and returns the view.
-func (w *pgWatch) stop(ctx context.Context) PostgresView {
+// Stop takes a last sample, ends the sampling and returns the view.
+func (w *PostgresWatch) Stop(ctx context.Context) PostgresView {
 	w.tick.stop()
 	if w.conn != nil {
 		if err := w.sample(ctx); err != nil {
@@ -298,44 +297,6 @@ func countRefused(path string, from int64) (int, error) {
 		}
 	}
 	return n, sc.Err()
-}
-
-// watchTarget starts a pgWatch on be's database for one target's run of a
-// local run, with a poolerWatch beside it when the run goes through
-// PgBouncer (pooled); nil when the runner did not start the services.
-func (be *backend) watchTarget(ctx context.Context, adminURL, target string, pooled bool) *pgWatch {
-	if be == nil || be.db == nil {
-		return nil
-	}
-	logPath := ""
-	if be.cluster != nil {
-		adminURL, logPath = be.cluster.URL, be.cluster.Log()
-	}
-	role := "postgres"
-	if u, err := url.Parse(be.direct); err == nil && u.User != nil {
-		role = u.User.Username()
-	}
-	w := watchPostgres(ctx, adminURL, be.db.Name, role, logPath, target, pgViewEvery)
-	if pooled && be.bouncer != nil {
-		w.pooler = watchPooler(ctx, be.bouncer.AdminURL(), be.db.Name, target, pgViewEvery)
-	}
-	return w
-}
-
-// addView records w's view of a target's run in p and says it on log
-// (nothing for a nil w).
-func (p *PhaseResult) addView(ctx context.Context, w *pgWatch, log io.Writer) {
-	if w == nil {
-		return
-	}
-	v := w.stop(ctx)
-	p.Postgres = append(p.Postgres, v)
-	fmt.Fprintf(log, "-- %s %s: Postgres saw %s\n", p.Name, v.Target, v)
-	if w.pooler != nil {
-		pv := w.pooler.stop(ctx)
-		p.PgBouncer = append(p.PgBouncer, pv)
-		fmt.Fprintf(log, "-- %s %s: PgBouncer saw %s\n", p.Name, pv.Target, pv)
-	}
 }
 
 // String is the view in one line, as the runner's log says it.

@@ -1,4 +1,4 @@
-package scenario
+package observe
 
 import (
 	"context"
@@ -51,9 +51,9 @@ type PoolerView struct {
 	Err    string `json:"error,omitempty"`
 }
 
-// poolerWatch samples PgBouncer's SHOW POOLS for one target's run
-// (watchPooler) until stop.
-type poolerWatch struct {
+// PoolerWatch samples PgBouncer's SHOW POOLS for one target's run
+// (WatchPooler) until stop.
+type PoolerWatch struct {
 	conn *pgx.Conn // nil when the first connection failed
 	db   string
 	tick *ticker
@@ -71,11 +71,11 @@ type poolerStats struct {
 	waitU int64 // microseconds
 }
 
-// watchPooler starts sampling the pools of database on the PgBouncer whose
+// WatchPooler starts sampling the pools of database on the PgBouncer whose
 // admin console adminURL reaches, every interval, with a first sample
 // before it returns. A failure is recorded in the view, not returned.
-func watchPooler(ctx context.Context, adminURL, database, target string, interval time.Duration) *poolerWatch {
-	w := &poolerWatch{db: database, view: PoolerView{Target: target, IntervalSeconds: interval.Seconds()}}
+func WatchPooler(ctx context.Context, adminURL, database, target string, interval time.Duration) *PoolerWatch {
+	w := &PoolerWatch{db: database, view: PoolerView{Target: target, IntervalSeconds: interval.Seconds()}}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	conn, err := pgx.Connect(cctx, adminURL)
 	cancel()
@@ -107,7 +107,7 @@ func watchPooler(ctx context.Context, adminURL, database, target string, interva
 
 // show runs an admin console command and returns its rows by column name,
 // as text (the console speaks the simple protocol only, in text).
-func (w *poolerWatch) show(ctx context.Context, command string) ([]map[string]string, error) {
+func (w *PoolerWatch) show(ctx context.Context, command string) ([]map[string]string, error) {
 	if w.conn == nil {
 		return nil, errors.New("not connected")
 	}
@@ -128,7 +128,7 @@ func (w *poolerWatch) show(ctx context.Context, command string) ([]map[string]st
 }
 
 // config reads pool_mode and default_pool_size from SHOW CONFIG.
-func (w *poolerWatch) config(ctx context.Context) error {
+func (w *PoolerWatch) config(ctx context.Context) error {
 	rows, err := w.show(ctx, "SHOW CONFIG")
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func (w *poolerWatch) config(ctx context.Context) error {
 
 // stats reads the database's totals from SHOW STATS (zero before its
 // first client).
-func (w *poolerWatch) stats(ctx context.Context) (poolerStats, error) {
+func (w *PoolerWatch) stats(ctx context.Context) (poolerStats, error) {
 	rows, err := w.show(ctx, "SHOW STATS")
 	if err != nil {
 		return poolerStats{}, err
@@ -162,7 +162,7 @@ func (w *poolerWatch) stats(ctx context.Context) (poolerStats, error) {
 }
 
 // sample reads SHOW POOLS once and folds the database's pools into the view.
-func (w *poolerWatch) sample(ctx context.Context) error {
+func (w *PoolerWatch) sample(ctx context.Context) error {
 	rows, err := w.show(ctx, "SHOW POOLS")
 	if err != nil {
 		return err
@@ -195,15 +195,15 @@ func (w *poolerWatch) sample(ctx context.Context) error {
 }
 
 // peek is the view so far.
-func (w *poolerWatch) peek() PoolerView {
+func (w *PoolerWatch) Peek() PoolerView {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.view
 }
 
-// stop takes a last sample and the totals, ends the sampling and returns
+// Stop takes a last sample and the totals, ends the sampling and returns
 // the view.
-func (w *poolerWatch) stop(ctx context.Context) PoolerView {
+func (w *PoolerWatch) Stop(ctx context.Context) PoolerView {
 	w.tick.stop()
 	if w.conn == nil {
 		return w.view

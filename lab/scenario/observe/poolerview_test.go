@@ -1,4 +1,4 @@
-package scenario
+package observe
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestWatchPoolerSeesClientsWaitInPgBouncer(t *testing.T) {
 		}
 		held = append(held, tx)
 	}
-	w := watchPooler(ctx, b.AdminURL(), database, "semaphore", 20*time.Millisecond)
+	w := WatchPooler(ctx, b.AdminURL(), database, "semaphore", 20*time.Millisecond)
 	answered := make(chan error, 3)
 	for range 3 {
 		conn := connect()
@@ -68,7 +68,7 @@ func TestWatchPoolerSeesClientsWaitInPgBouncer(t *testing.T) {
 		}()
 	}
 	poll.Until(t, 20*time.Second, "three clients waiting in PgBouncer for 200 ms", func() error {
-		if v := w.peek(); v.PeakClientsWaiting < 3 || v.LongestWaitSeconds < 0.2 {
+		if v := w.Peek(); v.PeakClientsWaiting < 3 || v.LongestWaitSeconds < 0.2 {
 			return fmt.Errorf("at most %d waiting, the longest %v s", v.PeakClientsWaiting, v.LongestWaitSeconds)
 		}
 		return nil
@@ -83,7 +83,7 @@ func TestWatchPoolerSeesClientsWaitInPgBouncer(t *testing.T) {
 			t.Fatalf("a waiting client's query: %v", err)
 		}
 	}
-	v := w.stop(ctx)
+	v := w.Stop(ctx)
 
 	if v.Err != "" || v.Missed > 0 || v.Samples < 3 {
 		t.Fatalf("view %+v: want three samples or more and no error", v)
@@ -101,26 +101,14 @@ func TestWatchPoolerSeesClientsWaitInPgBouncer(t *testing.T) {
 	if v.Transactions != 3 || v.WaitSeconds < 0.6 {
 		t.Errorf("%d transactions waited %v s; want 3, at least 0.6 s", v.Transactions, v.WaitSeconds)
 	}
-	tab := PoolerTable(PhaseResult{PgBouncer: []PoolerView{v}})
-	if row := strings.Join(tab.Rows[0], "|"); len(tab.Rows) != 1 || !strings.HasPrefix(row, "semaphore|3|") ||
-		!strings.Contains(row, "(3 transactions)") || !strings.Contains(row, "default_pool_size 2 (transaction mode)") {
-		t.Errorf("table %v: want one row of semaphore, 3 waiting at most, 3 transactions, the pool's size", tab)
-	}
 }
 
 // TestWatchPoolerSaysWhyItSawNothing: a PgBouncer that does not answer
-// leaves the view empty with the reason, in a row of its own for each run
-// (the second numbered).
+// leaves the view empty with the reason.
 func TestWatchPoolerSaysWhyItSawNothing(t *testing.T) {
 	ctx := context.Background()
-	v := watchPooler(ctx, "postgres://postgres@127.0.0.1:1/pgbouncer?sslmode=disable&connect_timeout=1", "x", "pipeline", time.Second).stop(ctx)
+	v := WatchPooler(ctx, "postgres://postgres@127.0.0.1:1/pgbouncer?sslmode=disable&connect_timeout=1", "x", "pipeline", time.Second).Stop(ctx)
 	if v.Samples != 0 || v.Err == "" {
 		t.Fatalf("view %+v: want no sample and an error", v)
-	}
-	tab := PoolerTable(PhaseResult{PgBouncer: []PoolerView{v, v}})
-	for i, name := range []string{"pipeline", "pipeline #2"} {
-		if row := tab.Rows[i]; row[0] != name || !strings.HasPrefix(row[1], "no sample: ") || len(row) != len(tab.Head) {
-			t.Errorf("row %v: want %s, no sample and why, as wide as the head", row, name)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package scenario
+package render
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/orderlab/orderlab/internal/ledger"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -16,18 +17,18 @@ import (
 // shows the median of the runs and, in brackets, their range.
 type httpColumn struct {
 	head   string
-	value  func(p PhaseResult, r report.Run) (float64, bool) // false: no figure for this run
+	value  func(p result.PhaseResult, r report.Run) (float64, bool) // false: no figure for this run
 	format func(float64) string
 	when   func(runs []report.Run) bool // nil: always
 	detail bool                         // in the server-side table (Table.Split)
 }
 
-func figure(f func(report.Run) float64) func(PhaseResult, report.Run) (float64, bool) {
-	return func(_ PhaseResult, r report.Run) (float64, bool) { return f(r), true }
+func figure(f func(report.Run) float64) func(result.PhaseResult, report.Run) (float64, bool) {
+	return func(_ result.PhaseResult, r report.Run) (float64, bool) { return f(r), true }
 }
 
-func successLatency(f func(*report.Latency) float64) func(PhaseResult, report.Run) (float64, bool) {
-	return func(_ PhaseResult, r report.Run) (float64, bool) {
+func successLatency(f func(*report.Latency) float64) func(result.PhaseResult, report.Run) (float64, bool) {
+	return func(_ result.PhaseResult, r report.Run) (float64, bool) {
 		l := r.Latency.Success
 		if l == nil || l.Count == 0 {
 			return 0, false
@@ -38,8 +39,8 @@ func successLatency(f func(*report.Latency) float64) func(PhaseResult, report.Ru
 
 // lagFigure is a figure of the generator's own lateness (loadtest/README.md, What
 // the columns mean: lag p50, lag p99, lag max).
-func lagFigure(f func(*report.Latency) float64) func(PhaseResult, report.Run) (float64, bool) {
-	return func(_ PhaseResult, r report.Run) (float64, bool) {
+func lagFigure(f func(*report.Latency) float64) func(result.PhaseResult, report.Run) (float64, bool) {
+	return func(_ result.PhaseResult, r report.Run) (float64, bool) {
 		l := r.Latency.SchedulerLag
 		if l == nil || l.Count == 0 {
 			return 0, false
@@ -54,8 +55,8 @@ func anyLag(runs []report.Run) bool {
 	})
 }
 
-func serverFigure(f func(report.Server) float64) func(PhaseResult, report.Run) (float64, bool) {
-	return func(_ PhaseResult, r report.Run) (float64, bool) {
+func serverFigure(f func(report.Server) float64) func(result.PhaseResult, report.Run) (float64, bool) {
+	return func(_ result.PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
 			return 0, false
 		}
@@ -76,7 +77,7 @@ var httpColumns = []httpColumn{
 	{head: "time", value: figure(func(r report.Run) float64 { return r.ElapsedSeconds }), format: report.FormatSeconds},
 	{head: "rps", value: figure(func(r report.Run) float64 { return r.Throughput }), format: decimals(0)},
 	{head: "goodput", value: figure(func(r report.Run) float64 { return r.Goodput }), format: decimals(0)},
-	{head: "of bound", value: func(p PhaseResult, r report.Run) (float64, bool) {
+	{head: "of bound", value: func(p result.PhaseResult, r report.Run) (float64, bool) {
 		return 100 * r.Goodput / p.BoundRPS, p.BoundRPS > 0
 	}, format: func(v float64) string { return fmt.Sprintf("%.0f %%", v) }},
 	{head: "p50", value: successLatency(func(l *report.Latency) float64 { return l.P50 }), format: report.FormatSeconds},
@@ -89,7 +90,7 @@ var httpColumns = []httpColumn{
 	{head: "ok", value: figure(func(r report.Run) float64 { return float64(r.Succeeded) }), format: decimals(0)},
 	{head: "rejected", value: figure(func(r report.Run) float64 { return float64(r.Rejected) }), format: decimals(0)},
 	{head: "errors", value: figure(func(r report.Run) float64 { return 100 * r.ErrorRate }), format: percent},
-	{head: "attempts/ok", value: func(_ PhaseResult, r report.Run) (float64, bool) {
+	{head: "attempts/ok", value: func(_ result.PhaseResult, r report.Run) (float64, bool) {
 		return r.AttemptsPerSuccess, r.AttemptsPerSuccess > 0
 	},
 		format: decimals(2), when: func(runs []report.Run) bool {
@@ -111,7 +112,7 @@ var httpColumns = []httpColumn{
 		}
 		return s.PoolMax / s.MeanHoldSeconds
 	}), format: func(v float64) string { return fmt.Sprintf("%.0f/s", v) }},
-	{head: "pool use", detail: true, value: func(p PhaseResult, r report.Run) (float64, bool) {
+	{head: "pool use", detail: true, value: func(p result.PhaseResult, r report.Run) (float64, bool) {
 		if p.BoundRPS <= 0 || r.Server == nil || r.Server.PoolUse <= 0 {
 			return 0, false // no bound, or a report from before the hold's outcome label
 		}
@@ -119,7 +120,7 @@ var httpColumns = []httpColumn{
 	}, format: func(v float64) string { return fmt.Sprintf("%.0f %%", v) }, when: func(runs []report.Run) bool {
 		return slices.ContainsFunc(runs, func(r report.Run) bool { return r.Server != nil && r.Server.PoolUse > 0 })
 	}},
-	{head: "pool wait p99", detail: true, value: func(p PhaseResult, r report.Run) (float64, bool) {
+	{head: "pool wait p99", detail: true, value: func(p result.PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
 			return 0, false
 		}

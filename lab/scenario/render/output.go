@@ -1,4 +1,4 @@
-package scenario
+package render
 
 import (
 	"bufio"
@@ -11,18 +11,23 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
-// write saves res as dir/stamp.json, .md and .html.
-func write(dir, stamp string, res *Result) (Files, error) {
+// Files are the paths a run wrote.
+type Files struct{ JSON, Markdown, HTML string }
+
+// Write saves res as dir/stamp.json, .md and .html.
+func Write(dir, stamp string, res *result.Result) (Files, error) {
 	base := filepath.Join(dir, stamp)
 	f := Files{JSON: base + ".json", Markdown: base + ".md", HTML: base + ".html"}
-	return f, errors.Join(create(f.JSON, func(w io.Writer) error { return WriteJSON(w, res) }), writeViews(f, res))
+	return f, errors.Join(create(f.JSON, func(w io.Writer) error { return result.WriteJSON(w, res) }), writeViews(f, res))
 }
 
 // writeViews writes the Markdown and HTML of res to f's paths.
-func writeViews(f Files, res *Result) error {
+func writeViews(f Files, res *result.Result) error {
 	return errors.Join(
 		create(f.Markdown, func(w io.Writer) error { return WriteMarkdown(w, res) }),
 		create(f.HTML, func(w io.Writer) error { return WriteHTML(w, res) }))
@@ -53,12 +58,12 @@ func Render(jsonPath string) (Files, error) {
 		return Files{}, err
 	}
 	defer f.Close()
-	var res Result
+	var res result.Result
 	if err := json.NewDecoder(f).Decode(&res); err != nil {
 		return Files{}, fmt.Errorf("%s: %w", jsonPath, err)
 	}
-	if res.Schema != Schema {
-		return Files{}, fmt.Errorf("%s: schema %q, want %q", jsonPath, res.Schema, Schema)
+	if res.Schema != result.Schema {
+		return Files{}, fmt.Errorf("%s: schema %q, want %q", jsonPath, res.Schema, result.Schema)
 	}
 	base := strings.TrimSuffix(jsonPath, ".json")
 	files := Files{JSON: jsonPath, Markdown: base + ".md", HTML: base + ".html"}
@@ -67,10 +72,10 @@ func Render(jsonPath string) (Files, error) {
 
 // WriteMarkdown writes the scenario's tables, with the command, the bound
 // and the expectations.
-func WriteMarkdown(w io.Writer, res *Result) error {
+func WriteMarkdown(w io.Writer, res *result.Result) error {
 	s := res.Scenario
 	var b strings.Builder
-	fmt.Fprintf(&b, "### %s: %s\n\n", Label(s), s.Title)
+	fmt.Fprintf(&b, "### %s: %s\n\n", scenario.Label(s), s.Title)
 	fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(s.Question))
 	fmt.Fprintf(&b, "Command: `%s`. %s\n\n", command(res), hostLine(res))
 	if q := quickLine(res); q != "" {
@@ -78,7 +83,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	}
 	for _, p := range res.Phases {
 		sp := phaseSpec(s, p.Name)
-		fmt.Fprintf(&b, "**%s**: %s", p.Name, describe(sp))
+		fmt.Fprintf(&b, "**%s**: %s", p.Name, scenario.Describe(sp))
 		if sp.Bound != nil {
 			fmt.Fprintf(&b, "; bound %s = **%.0f/s**", sp.Bound.What, sp.Bound.RPS())
 		}
@@ -123,10 +128,10 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 	}
 	if len(s.Expect) > 0 {
 		b.WriteString("\nVerdicts:\n\n")
-		for _, v := range Verdicts(res) {
+		for _, v := range result.Verdicts(res) {
 			fmt.Fprintf(&b, "- %s\n", v)
 		}
-		fmt.Fprintf(&b, "\n%s\n", Conclusion(res))
+		fmt.Fprintf(&b, "\n%s\n", result.Conclusion(res))
 	}
 	if res.Board != "" {
 		fmt.Fprintf(&b, "\nOn the board, exactly this run: %s\n", res.Board)
@@ -143,7 +148,7 @@ func WriteMarkdown(w io.Writer, res *Result) error {
 const serverSide = "Server side (CPU, memory, connections, pool)"
 
 // WriteHTML writes the report with charts.
-func WriteHTML(w io.Writer, res *Result) error {
+func WriteHTML(w io.Writer, res *result.Result) error {
 	s := res.Scenario
 	page := htmlreport.Page{
 		Title:    s.Name + ": " + s.Title,
@@ -172,7 +177,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 	for _, p := range res.Phases {
 		sp := phaseSpec(s, p.Name)
 		main, detail := TableOf(p).Split()
-		sec := htmlreport.Section{Title: p.Name + ": " + describe(sp), Head: main.Head, Rows: main.Rows,
+		sec := htmlreport.Section{Title: p.Name + ": " + scenario.Describe(sp), Head: main.Head, Rows: main.Rows,
 			More: append([]htmlreport.Table{{Caption: serverSide, Head: detail.Head, Rows: detail.Rows}}, viewTables(s, p)...)}
 		if sp.Bound != nil {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Bound: %s = %.0f requests/s.", sp.Bound.What, sp.Bound.RPS()))
@@ -188,7 +193,7 @@ func WriteHTML(w io.Writer, res *Result) error {
 		}
 
 		if p.Loadtest != nil {
-			runs, _ := chartRuns(p, Representative(p.Loadtest.Runs))
+			runs, _ := chartRuns(p, result.Representative(p.Loadtest.Runs))
 			sec.Charts = b.HTTPCharts(runs)
 			if res.Count > 1 {
 				sec.Notes = append(sec.Notes, fmt.Sprintf("Each target ran %d times: the table gives the median and the range, the charts the run with the median goodput.", res.Count))
@@ -211,89 +216,16 @@ func WriteHTML(w io.Writer, res *Result) error {
 	return htmlreport.Write(w, page)
 }
 
-func phaseSpec(s Scenario, name string) Phase {
+func phaseSpec(s scenario.Scenario, name string) scenario.Phase {
 	for _, p := range s.Phases {
 		if p.Name == name {
 			return p
 		}
 	}
-	return Phase{Name: name}
+	return scenario.Phase{Name: name}
 }
 
-// Describe is phase p's load, or its jobs, in words, as the reports say it:
-// "closed, c=2000, 20s, POST /orders?db_delay=50ms".
-func Describe(p Phase) string { return describe(p) }
-
-// describe says what a phase sent, in one line.
-func describe(p Phase) string {
-	if t := p.Tasks; t != nil {
-		work := fmt.Sprintf("sleep %s", t.Sleep.D())
-		if t.Rounds > 0 {
-			work = fmt.Sprintf("%d SHA-256 rounds", t.Rounds)
-		}
-		who := "a goroutine each"
-		switch {
-		case t.Workers > 0:
-			who = fmt.Sprintf("a pool of %d workers", t.Workers)
-		case t.Workers < 0:
-			who = "a pool of GOMAXPROCS workers"
-		}
-		return fmt.Sprintf("%d jobs (%s) on %s", t.Jobs, work, who)
-	}
-	if p.Request == nil || p.Load == nil {
-		return ""
-	}
-	l := p.Load
-	shape := ""
-	switch l.Mode {
-	case "burst":
-		shape = fmt.Sprintf("burst of %d", l.Concurrency)
-	case "closed":
-		shape = fmt.Sprintf("closed, c=%d", l.Concurrency)
-	case "open":
-		shape = fmt.Sprintf("open, %.0f/s on at most %d connections", l.Rate, l.Concurrency)
-		if l.Ramp > 0 {
-			shape = fmt.Sprintf("open, %.0f→%.0f/s over %s on at most %d connections", l.RampFrom, l.Rate, l.Ramp.D(), l.Concurrency)
-		}
-	case "idle":
-		shape = fmt.Sprintf("once on each of %d connections, then held idle", l.Concurrency)
-	}
-	if l.Duration > 0 {
-		shape += ", " + l.Duration.D().String()
-	}
-	if l.Requests > 0 {
-		shape += fmt.Sprintf(", %d requests", l.Requests)
-	}
-	switch l.Retry {
-	case "immediate":
-		shape += ", a 429/503 resent at once"
-	case "honor":
-		shape += ", a 429/503 resent after its Retry-After"
-	case "budget":
-		shape += ", a 429/503 resent at once within a retry budget"
-	case "throttle":
-		shape += ", attempts through an adaptive client-side throttler"
-	}
-	s := fmt.Sprintf("%s %s, %s", cmp.Or(p.Request.Method, "GET"), p.Request.Path, shape)
-	if len(p.Env) > 0 {
-		s += " (" + envString(p.Env) + ")"
-	}
-	if p.Continue {
-		s += ", on the services of the phase before, still running"
-	}
-	if p.PgBouncer {
-		s += ", through PgBouncer"
-	}
-	if p.DBLatency != nil {
-		s += fmt.Sprintf(", %s more per round trip to Postgres", p.DBLatency.D())
-	}
-	if d := p.DBStop; d != nil {
-		s += fmt.Sprintf(", Postgres stopped %s in for %s (%d keyed orders/s beside)", d.After.D(), d.For.D(), d.Ledger)
-	}
-	return s
-}
-
-func command(res *Result) string {
+func command(res *result.Result) string {
 	c := "make scenario NAME=" + res.Scenario.Name
 	quick, count := " QUICK=1", " COUNT=%d"
 	if !res.Local {
@@ -308,9 +240,9 @@ func command(res *Result) string {
 	return c
 }
 
-func hostLine(res *Result) string {
+func hostLine(res *result.Result) string {
 	h := res.Host
-	env := envString(res.Scenario.Env)
+	env := scenario.EnvString(res.Scenario.Env)
 	return fmt.Sprintf("%s, %d CPUs, %s, started %s; services with %s", h.Arch, h.CPUs, h.GoVersion,
 		res.StartedAt.Format("2006-01-02 15:04 UTC"), env)
 }
@@ -321,4 +253,20 @@ func quoted(ss []string) []string {
 		out[i] = `"` + s + `"`
 	}
 	return out
+}
+
+// verdictSection heads the HTML report with the run's picture (committed
+// per second against the bound, success p99 against its target, answers
+// by status, misses marked), the conclusion and the verdicts in words.
+func verdictSection(b *htmlreport.Builder, res *result.Result) (htmlreport.Section, bool) {
+	pic := result.PictureOf(res)
+	if len(pic.Phases) == 0 || len(res.Scenario.Expect) == 0 {
+		return htmlreport.Section{}, false
+	}
+	sec := htmlreport.Section{Title: "Verdict", Notes: []string{result.Conclusion(res)}}
+	for _, v := range result.VerdictsOf(res) {
+		sec.Notes = append(sec.Notes, v.String())
+	}
+	sec.Charts = append(sec.Charts, b.Verdict(result.PictureRows(pic)))
+	return sec, true
 }

@@ -1,24 +1,27 @@
-package scenario
+package render
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/observe"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
-// postgresCaption heads a phase's table of PostgresViews.
-var postgresCaption = fmt.Sprintf("What Postgres saw (pg_stat_activity of the scenario's database, every %s, by the runner's own superuser connection)", pgViewEvery)
+// PostgresCaption heads a phase's table of PostgresViews.
+var PostgresCaption = fmt.Sprintf("What Postgres saw (pg_stat_activity of the scenario's database, every %s, by the runner's own superuser connection)", observe.Every)
 
 // PostgresTable is the server's view of phase p, one row per target's run
 // (a second run of a target is numbered: "unbounded #2"); no rows when the
 // runner sampled none (a run against the lab, a tasks phase).
-func PostgresTable(p PhaseResult) Table {
+func PostgresTable(p result.PhaseResult) Table {
 	if len(p.Postgres) == 0 {
 		return Table{}
 	}
-	refused := slices.ContainsFunc(p.Postgres, func(v PostgresView) bool { return v.Refused != nil })
+	refused := slices.ContainsFunc(p.Postgres, func(v observe.PostgresView) bool { return v.Refused != nil })
 	t := Table{Head: []string{"service", "backends, peak", "connection limit", "by state, mean", "idle in transaction, peak",
 		"longest open transaction", "longest idle", "waiting on a lock, peak"}}
 	if refused {
@@ -52,7 +55,7 @@ func PostgresTable(p PhaseResult) Table {
 
 // postgresNotes are what a phase's server view needs said beside its
 // table: samples missed (a stopped server).
-func postgresNotes(p PhaseResult) []string {
+func postgresNotes(p result.PhaseResult) []string {
 	var out []string
 	for _, v := range p.Postgres {
 		if v.Samples > 0 && v.Missed > 0 {
@@ -63,9 +66,9 @@ func postgresNotes(p PhaseResult) []string {
 	return out
 }
 
-// signalLine names the server-side signal of the scenario's pitfall, as its
+// SignalLine names the server-side signal of the scenario's pitfall, as its
 // page does ("" when the scenario names none).
-func signalLine(s Scenario) string {
+func SignalLine(s scenario.Scenario) string {
 	if s.ServerSignal == "" {
 		return ""
 	}

@@ -1,18 +1,20 @@
-package scenario
+package render
 
 import (
 	"fmt"
 
+	"github.com/orderlab/orderlab/lab/scenario/observe"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
-// poolerCaption heads a phase's table of PoolerViews.
-var poolerCaption = fmt.Sprintf("What PgBouncer saw (SHOW POOLS of the scenario's database on its admin console, every %s beside pg_stat_activity; the wait per transaction from SHOW STATS before and after)", pgViewEvery)
+// PoolerCaption heads a phase's table of PoolerViews.
+var PoolerCaption = fmt.Sprintf("What PgBouncer saw (SHOW POOLS of the scenario's database on its admin console, every %s beside pg_stat_activity; the wait per transaction from SHOW STATS before and after)", observe.Every)
 
 // PoolerTable is PgBouncer's view of phase p, one row per target's run
 // through it, numbered as PostgresTable numbers them; no rows when no run
 // of the phase went through PgBouncer.
-func PoolerTable(p PhaseResult) Table {
+func PoolerTable(p result.PhaseResult) Table {
 	if len(p.PgBouncer) == 0 {
 		return Table{}
 	}
@@ -39,7 +41,7 @@ func PoolerTable(p PhaseResult) Table {
 
 // poolerNotes are what a phase's PgBouncer view needs said beside its
 // table: samples missed.
-func poolerNotes(p PhaseResult) []string {
+func poolerNotes(p result.PhaseResult) []string {
 	var out []string
 	for _, v := range p.PgBouncer {
 		if v.Samples > 0 && v.Missed > 0 {

@@ -1,4 +1,4 @@
-package scenario
+package render
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 	"github.com/orderlab/orderlab/loadtest/scrape"
 )
@@ -16,7 +17,7 @@ import (
 // the deadline can land above it. The scrape caps it at the deadline the
 // service showed (scrape.Summary); a report written before it did is
 // capped here. clamped says it was, either way.
-func poolWaitP99(p PhaseResult, r report.Run) (wait float64, clamped bool) {
+func poolWaitP99(p result.PhaseResult, r report.Run) (wait float64, clamped bool) {
 	wait = r.Server.AcquireWaitP99
 	if r.Server.AcquireWaitP99Capped {
 		return wait, true
@@ -28,7 +29,7 @@ func poolWaitP99(p PhaseResult, r report.Run) (wait float64, clamped bool) {
 }
 
 // deadlineOf is phase p's REQUEST_TIMEOUT in seconds; 0 when it shows none.
-func deadlineOf(p PhaseResult) float64 {
+func deadlineOf(p result.PhaseResult) float64 {
 	if d, err := time.ParseDuration(p.Env["REQUEST_TIMEOUT"]); err == nil && d > 0 {
 		return d.Seconds()
 	}
@@ -39,7 +40,7 @@ func deadlineOf(p PhaseResult) float64 {
 // at most the phase's deadline, as poolWaitP99 does for the run's figure.
 // The scrape caps them already; a report written before it did is capped
 // here, on copies (p is left as it is). capped says a sample was.
-func chartRuns(p PhaseResult, runs []report.Run) (out []report.Run, capped bool) {
+func chartRuns(p result.PhaseResult, runs []report.Run) (out []report.Run, capped bool) {
 	d := deadlineOf(p)
 	out = slices.Clone(runs)
 	for i, r := range out {
@@ -57,7 +58,7 @@ func chartRuns(p PhaseResult, runs []report.Run) (out []report.Run, capped bool)
 }
 
 // quickLine says, for a quick run, at what size it ran; "" at full size.
-func quickLine(res *Result) string {
+func quickLine(res *result.Result) string {
 	if !res.Quick || res.Scenario.QuickFactor == 0 {
 		return ""
 	}
@@ -72,7 +73,7 @@ func quickLine(res *Result) string {
 // clampNote says, for a phase where some run's pool-wait p99 was clamped
 // to the deadline (its figure, or a sample of its chart), why; "" for the
 // others.
-func clampNote(p PhaseResult) string {
+func clampNote(p result.PhaseResult) string {
 	if p.Loadtest == nil {
 		return ""
 	}

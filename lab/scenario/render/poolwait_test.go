@@ -1,10 +1,12 @@
-package scenario
+package render
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 	"github.com/orderlab/orderlab/loadtest/scrape"
 )
@@ -12,7 +14,7 @@ import (
 // A pool-wait p99 interpolated above the deadline that ends every wait is
 // shown as the deadline, and the phase says why.
 func TestPoolWaitP99NeverAboveTheDeadline(t *testing.T) {
-	p := PhaseResult{Env: map[string]string{"REQUEST_TIMEOUT": "2s"}}
+	p := result.PhaseResult{Env: map[string]string{"REQUEST_TIMEOUT": "2s"}}
 	over := report.Run{Name: "unbounded", Server: &report.Server{}}
 	over.Server.AcquireWaitP99 = 2.48
 	under := report.Run{Name: "semaphore", Server: &report.Server{}}
@@ -48,7 +50,7 @@ func TestThePoolWaitChartNeverShowsAWaitAboveTheDeadline(t *testing.T) {
 	}
 	old := report.Run{Name: "unbounded", ElapsedSeconds: 3, Server: &report.Server{Samples: samples(0, 2.485, 1.25, 2.4791)}}
 	old.Server.AcquireWaitP99 = 1.9
-	p := PhaseResult{Name: "orders", Env: map[string]string{"REQUEST_TIMEOUT": "2s"}, Loadtest: &report.Report{Runs: []report.Run{old}}}
+	p := result.PhaseResult{Name: "orders", Env: map[string]string{"REQUEST_TIMEOUT": "2s"}, Loadtest: &report.Report{Runs: []report.Run{old}}}
 	runs, capped := chartRuns(p, p.Loadtest.Runs)
 	if !capped {
 		t.Error("samples above the deadline: not capped")
@@ -65,7 +67,7 @@ func TestThePoolWaitChartNeverShowsAWaitAboveTheDeadline(t *testing.T) {
 		t.Errorf("note %q: want it said that the chart shows the deadline", n)
 	}
 
-	res := &Result{Scenario: Scenario{Name: "x", Phases: []Phase{{Name: "orders"}}}, Phases: []PhaseResult{p}}
+	res := &result.Result{Scenario: scenario.Scenario{Name: "x", Phases: []scenario.Phase{{Name: "orders"}}}, Phases: []result.PhaseResult{p}}
 	var b strings.Builder
 	if err := WriteHTML(&b, res); err != nil {
 		t.Fatal(err)

@@ -1,16 +1,18 @@
-package scenario
+package render
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 	"github.com/orderlab/orderlab/loadtest/scrape"
 )
 
-// schedulerCaption heads a phase's table of what Go's scheduler saw.
-const schedulerCaption = "What Go's scheduler saw (go_sched_* from each service's /metrics, scraped with the run; " +
+// SchedulerCaption heads a phase's table of what Go's scheduler saw.
+const SchedulerCaption = "What Go's scheduler saw (go_sched_* from each service's /metrics, scraped with the run; " +
 	"an in-process phase reads runtime/metrics itself; a service's latency buckets are a factor of about 11 apart, " +
 	"so its p99 tells the order of magnitude)"
 
@@ -18,7 +20,7 @@ const schedulerCaption = "What Go's scheduler saw (go_sched_* from each service'
 // (numbered as PostgresTable numbers them) or, for an in-process phase,
 // its median run, the p99 of how long a runnable goroutine waited for a
 // thread, and the goroutines by state. No rows when the phase has no run.
-func SchedulerTable(p PhaseResult) Table {
+func SchedulerTable(p result.PhaseResult) Table {
 	t := Table{Head: []string{"service", "scheduling latency p99", "runnable, peak", "runnable, mean",
 		"running, peak", "waiting, peak", "not in Go, peak"}}
 	row := func(name string, s scrape.Scheduler) []string {
@@ -51,7 +53,7 @@ func SchedulerTable(p PhaseResult) Table {
 }
 
 // tasksModel names an in-process run's model.
-func tasksModel(t *TasksResult) string {
+func tasksModel(t *result.TasksResult) string {
 	if t.Workers > 0 {
 		return fmt.Sprintf("pool of %d workers", t.Workers)
 	}
@@ -61,11 +63,11 @@ func tasksModel(t *TasksResult) string {
 // schedulerPanel is the board's panel of the go_sched_* series.
 const schedulerPanel = "Scheduler: goroutines by state"
 
-// schedulerLine names what Go's scheduler shows of the scenario's lesson,
+// SchedulerLine names what Go's scheduler shows of the scenario's lesson,
 // as its page does, and where: the board's panel when the scenario names
 // it (an in-process scenario has none) and each phase's table ("" when the
 // scenario names nothing).
-func schedulerLine(s Scenario) string {
+func SchedulerLine(s scenario.Scenario) string {
 	if s.SchedulerSignal == "" {
 		return ""
 	}

@@ -1,13 +1,13 @@
-package scenario
+package render
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -57,7 +57,7 @@ func (t Table) Split() (main, detail Table) {
 // Warnings are the phase's runs' warnings (the generator's own lateness too
 // large beside the latency it measured), each once per target: "target:
 // warning".
-func Warnings(p PhaseResult) []string {
+func Warnings(p result.PhaseResult) []string {
 	if p.Loadtest == nil {
 		return nil
 	}
@@ -73,7 +73,7 @@ func Warnings(p PhaseResult) []string {
 }
 
 // TableOf builds the table of phase p.
-func TableOf(p PhaseResult) Table {
+func TableOf(p result.PhaseResult) Table {
 	if p.Tasks != nil {
 		return tasksTable(p)
 	}
@@ -97,7 +97,7 @@ func TableOf(p PhaseResult) Table {
 	}
 	tab.Head = append(tab.Head, "expectation")
 	tab.Detail = append(tab.Detail, false)
-	for _, group := range byTarget(runs) {
+	for _, group := range result.ByTarget(runs) {
 		row := []string{group[0].Name}
 		for _, c := range cols {
 			var vs []float64
@@ -120,37 +120,6 @@ func TableOf(p PhaseResult) Table {
 	return tab
 }
 
-// byTarget groups runs by target, in the order the targets first ran.
-func byTarget(runs []report.Run) [][]report.Run {
-	var groups [][]report.Run
-	at := map[string]int{}
-	for _, r := range runs {
-		i, ok := at[r.Name]
-		if !ok {
-			i = len(groups)
-			at[r.Name] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], r)
-	}
-	return groups
-}
-
-// Median returns the median of vs (the mean of the middle two for an even
-// count) and their range.
-func Median(vs []float64) (median, lo, hi float64) {
-	s := slices.Sorted(slices.Values(vs))
-	n := len(s)
-	if n == 0 {
-		return 0, 0, 0
-	}
-	median = s[n/2]
-	if n%2 == 0 {
-		median = (s[n/2-1] + s[n/2]) / 2
-	}
-	return median, s[0], s[n-1]
-}
-
 // spread writes one figure, or the median of several with their range:
 // "412 (398-430)"; "-" for none.
 func spread(vs []float64, format func(float64) string) string {
@@ -160,25 +129,13 @@ func spread(vs []float64, format func(float64) string) string {
 	case 1:
 		return format(vs[0])
 	}
-	m, lo, hi := Median(vs)
+	m, lo, hi := result.Median(vs)
 	return fmt.Sprintf("%s (%s-%s)", format(m), format(lo), format(hi))
-}
-
-// Representative returns, for each target, the run with the median
-// goodput: the one a chart shows when a phase ran several times.
-func Representative(runs []report.Run) []report.Run {
-	var out []report.Run
-	for _, group := range byTarget(runs) {
-		s := slices.Clone(group)
-		slices.SortStableFunc(s, func(a, b report.Run) int { return cmp.Compare(a.Goodput, b.Goodput) })
-		out = append(out, s[(len(s)-1)/2])
-	}
-	return out
 }
 
 // tasksTable is the table of an in-process phase: the median run, with the
 // range of the times when the phase ran several times.
-func tasksTable(p PhaseResult) Table {
+func tasksTable(p result.PhaseResult) Table {
 	t := p.Tasks
 	model := tasksModel(t)
 	times, scaledTimes := make([]float64, 0, len(p.Repeats)), make([]float64, 0, len(p.Repeats))

@@ -1,4 +1,4 @@
-package scenario
+package render
 
 import (
 	"html"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 	"github.com/orderlab/orderlab/loadtest/scrape"
 )
@@ -20,7 +22,7 @@ func TestRSSIsDividedByTheRequestsInFlight(t *testing.T) {
 			Summary: scrape.Summary{Scrapes: 3, PeakRSSBytes: 110 << 20, PeakInFlight: 400},
 			Samples: []scrape.Sample{{RSSBytes: 100 << 20}, {RSSBytes: 110 << 20, InFlight: 400}, {RSSBytes: 105 << 20}},
 		}}
-	tab := TableOf(PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}})
+	tab := TableOf(result.PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}})
 	col := slices.Index(tab.Head, "RSS/in-flight")
 	if col < 0 {
 		t.Fatalf("no RSS/in-flight column in %q", tab.Head)
@@ -29,7 +31,7 @@ func TestRSSIsDividedByTheRequestsInFlight(t *testing.T) {
 		t.Errorf("RSS/in-flight = %s, want 25.6 KiB (10 MiB over 400 requests)", got)
 	}
 	run.Server.PeakInFlight = 0 // the service exposes no in-flight gauge
-	if got := TableOf(PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}}).Rows[0][col]; got != "-" {
+	if got := TableOf(result.PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}}).Rows[0][col]; got != "-" {
 		t.Errorf("without in-flight figures: %s, want -", got)
 	}
 }
@@ -42,7 +44,7 @@ func TestRSSIsDividedByTheConnections(t *testing.T) {
 			Summary: scrape.Summary{Scrapes: 3, PeakRSSBytes: 100<<20 + 19000*4200, PeakConnections: 19000},
 			Samples: []scrape.Sample{{RSSBytes: 100 << 20}, {RSSBytes: 100<<20 + 19000*4200, Connections: 19000}},
 		}}
-	tab := TableOf(PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}})
+	tab := TableOf(result.PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}})
 	for head, want := range map[string]string{"connections": "19000", "RSS/conn": "4.1 KiB", "RSS/in-flight": "-"} {
 		if col := slices.Index(tab.Head, head); col < 0 || tab.Rows[0][col] != want {
 			t.Errorf("%s = %v, want %s (head %q)", head, tab.Rows[0], want, tab.Head)
@@ -58,7 +60,7 @@ func TestRepeatedRunsShowTheMedianAndRange(t *testing.T) {
 		runs = append(runs, report.Run{Name: "semaphore", ElapsedSeconds: 10, Goodput: g, Throughput: g})
 	}
 	runs = append(runs, report.Run{Name: "pipeline", ElapsedSeconds: 10, Goodput: 50, Throughput: 50})
-	tab := TableOf(PhaseResult{BoundRPS: 400, Loadtest: &report.Report{Runs: runs}})
+	tab := TableOf(result.PhaseResult{BoundRPS: 400, Loadtest: &report.Report{Runs: runs}})
 	if len(tab.Rows) != 2 || tab.Rows[0][0] != "semaphore" || tab.Rows[1][0] != "pipeline" {
 		t.Fatalf("rows %q: want one per target, in order", tab.Rows)
 	}
@@ -72,11 +74,11 @@ func TestRepeatedRunsShowTheMedianAndRange(t *testing.T) {
 	if got := tab.Rows[0][slices.Index(tab.Head, "of bound")]; got != "50 % (25 %-75 %)" {
 		t.Errorf("of bound = %q", got)
 	}
-	rep := Representative(runs)
+	rep := result.Representative(runs)
 	if len(rep) != 2 || rep[0].Goodput != 200 || rep[1].Goodput != 50 {
 		t.Errorf("representative runs %+v, want the median-goodput run of each target", rep)
 	}
-	if m, lo, hi := Median([]float64{4, 1, 3, 2}); m != 2.5 || lo != 1 || hi != 4 {
+	if m, lo, hi := result.Median([]float64{4, 1, 3, 2}); m != 2.5 || lo != 1 || hi != 4 {
 		t.Errorf("Median of four = %v (%v-%v), want 2.5 (1-4)", m, lo, hi)
 	}
 }
@@ -89,7 +91,7 @@ func TestSplitKeepsTheClientsFiguresAndMovesTheServersAndVerdictsMerge(t *testin
 		{Name: "unbounded", Goodput: 1, SLO: slo("238ms"), Server: &report.Server{Summary: scrape.Summary{Scrapes: 1, PeakGoroutines: 10}}},
 		{Name: "unbounded", Goodput: 2, SLO: slo("243ms"), Server: &report.Server{Summary: scrape.Summary{Scrapes: 1, PeakGoroutines: 12}}},
 	}
-	main, detail := TableOf(PhaseResult{Loadtest: &report.Report{Runs: runs}}).Split()
+	main, detail := TableOf(result.PhaseResult{Loadtest: &report.Report{Runs: runs}}).Split()
 	if main.Head[0] != "service" || detail.Head[0] != "service" || !slices.Contains(main.Head, "p99") || slices.Contains(main.Head, "goroutines") {
 		t.Errorf("main table %q: want the service, the client's figures, not the server's", main.Head)
 	}
@@ -100,7 +102,7 @@ func TestSplitKeepsTheClientsFiguresAndMovesTheServersAndVerdictsMerge(t *testin
 		t.Errorf("expectation = %q, want one verdict with each run's figure", got)
 	}
 	runs[1].SLO[0].Met = false
-	main, _ = TableOf(PhaseResult{Loadtest: &report.Report{Runs: runs}}).Split()
+	main, _ = TableOf(result.PhaseResult{Loadtest: &report.Report{Runs: runs}}).Split()
 	if got := main.Rows[0][len(main.Head)-1]; got != "max<=300ms met (238ms) / max<=300ms MISSED (243ms)" {
 		t.Errorf("expectation = %q, want run by run when the runs disagree", got)
 	}
@@ -117,7 +119,7 @@ func TestPhaseShowsTheGeneratorsLateness(t *testing.T) {
 			SchedulerLag: &report.Latency{Count: 100, P50: 0.000012, P99: 0.003, Max: 0.004},
 		},
 		Warnings: []string{warn}}
-	p := PhaseResult{Name: "steady", Loadtest: &report.Report{Runs: []report.Run{run, run}}}
+	p := result.PhaseResult{Name: "steady", Loadtest: &report.Report{Runs: []report.Run{run, run}}}
 	tab := TableOf(p)
 	for head, want := range map[string]string{"lag p50": report.FormatSeconds(0.000012), "lag p99": report.FormatSeconds(0.003), "lag max": report.FormatSeconds(0.004)} {
 		col := slices.Index(tab.Head, head)
@@ -131,8 +133,8 @@ func TestPhaseShowsTheGeneratorsLateness(t *testing.T) {
 	if w := Warnings(p); len(w) != 1 || w[0] != "semaphore: "+warn {
 		t.Errorf("warnings %q, want the one warning once, with its target", w)
 	}
-	res := &Result{Scenario: Scenario{Name: "x", Phases: []Phase{{Name: "steady"}}}, Phases: []PhaseResult{p}}
-	for name, write := range map[string]func(io.Writer, *Result) error{"markdown": WriteMarkdown, "html": WriteHTML} {
+	res := &result.Result{Scenario: scenario.Scenario{Name: "x", Phases: []scenario.Phase{{Name: "steady"}}}, Phases: []result.PhaseResult{p}}
+	for name, write := range map[string]func(io.Writer, *result.Result) error{"markdown": WriteMarkdown, "html": WriteHTML} {
 		var b strings.Builder
 		if err := write(&b, res); err != nil {
 			t.Fatal(err)
@@ -146,7 +148,7 @@ func TestPhaseShowsTheGeneratorsLateness(t *testing.T) {
 		}
 	}
 	run.Latency.SchedulerLag, run.Warnings = nil, nil // a run without lateness (burst)
-	if tab := TableOf(PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}}); slices.Contains(tab.Head, "lag p50") {
+	if tab := TableOf(result.PhaseResult{Loadtest: &report.Report{Runs: []report.Run{run}}}); slices.Contains(tab.Head, "lag p50") {
 		t.Errorf("head %q: lag columns without lateness", tab.Head)
 	}
 }

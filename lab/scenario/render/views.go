@@ -1,9 +1,11 @@
-package scenario
+package render
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
@@ -19,13 +21,13 @@ type view struct {
 // viewsOf are phase p's views that hold rows, in the order a reader meets
 // them: Postgres, PgBouncer, then Go's scheduler when scenario s argues
 // from it (SchedulerSignal).
-func viewsOf(s Scenario, p PhaseResult) []view {
+func viewsOf(s scenario.Scenario, p result.PhaseResult) []view {
 	views := []view{
-		{postgresCaption, PostgresTable(p), postgresNotes(p)},
-		{poolerCaption, PoolerTable(p), poolerNotes(p)},
+		{PostgresCaption, PostgresTable(p), postgresNotes(p)},
+		{PoolerCaption, PoolerTable(p), poolerNotes(p)},
 	}
 	if s.SchedulerSignal != "" {
-		views = append(views, view{schedulerCaption, SchedulerTable(p), nil})
+		views = append(views, view{SchedulerCaption, SchedulerTable(p), nil})
 	}
 	var out []view
 	for _, v := range views {
@@ -37,7 +39,7 @@ func viewsOf(s Scenario, p PhaseResult) []view {
 }
 
 // writeViewsMarkdown writes phase p's views, if the run sampled any.
-func writeViewsMarkdown(b *strings.Builder, s Scenario, p PhaseResult) error {
+func writeViewsMarkdown(b *strings.Builder, s scenario.Scenario, p result.PhaseResult) error {
 	for _, v := range viewsOf(s, p) {
 		b.WriteString(v.caption + ":\n\n")
 		if err := v.table.WriteMarkdown(b); err != nil {
@@ -52,7 +54,7 @@ func writeViewsMarkdown(b *strings.Builder, s Scenario, p PhaseResult) error {
 }
 
 // viewTables are phase p's views for the HTML report.
-func viewTables(s Scenario, p PhaseResult) []htmlreport.Table {
+func viewTables(s scenario.Scenario, p result.PhaseResult) []htmlreport.Table {
 	var out []htmlreport.Table
 	for _, v := range viewsOf(s, p) {
 		caption := v.caption
@@ -92,9 +94,9 @@ func noSampleRow(name, why string, width int) []string {
 
 // signalLines name what the database owner and Go's scheduler show of the
 // scenario's lesson, as its page does (none when it names neither).
-func signalLines(s Scenario) []string {
+func signalLines(s scenario.Scenario) []string {
 	var out []string
-	for _, l := range []string{signalLine(s), schedulerLine(s)} {
+	for _, l := range []string{SignalLine(s), SchedulerLine(s)} {
 		if l != "" {
 			out = append(out, l)
 		}

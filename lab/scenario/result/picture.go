@@ -1,10 +1,11 @@
-package scenario
+package result
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
@@ -78,7 +79,7 @@ func PictureOf(res *Result) Picture {
 func held(res *Result, i int, m *PictureModel) {
 	p := res.Phases[i]
 	for _, e := range res.Scenario.Expect {
-		if !judged(e, res.Quick) || e.SLO == "" || (e.Target != "" && e.Target != m.Name) || (e.Phase != "" && e.Phase != p.Name) {
+		if !scenario.Judged(e, res.Quick) || e.SLO == "" || (e.Target != "" && e.Target != m.Name) || (e.Phase != "" && e.Phase != p.Name) {
 			continue
 		}
 		slo, err := boundSLO(e.SLO, p.BoundRPS)
@@ -110,10 +111,11 @@ func held(res *Result, i int, m *PictureModel) {
 // (htmlreport.VerdictDrawing): a row per model and phase, each model in its
 // colour.
 func PictureDrawing(pic Picture) htmlreport.Drawing {
-	return htmlreport.VerdictDrawing(pictureRows(pic))
+	return htmlreport.VerdictDrawing(PictureRows(pic))
 }
 
-func pictureRows(pic Picture) []htmlreport.Row {
+// PictureRows are the rows of pic, as PictureDrawing draws them.
+func PictureRows(pic Picture) []htmlreport.Row {
 	var rows []htmlreport.Row
 	colors := map[string]int{}
 	for _, ph := range pic.Phases {
@@ -175,20 +177,4 @@ func Conclusion(res *Result) string {
 	}
 	return fmt.Sprintf("The lesson did not show in full: %d of %d expectations with a figure were missed%s; "+
 		"a busy machine slows every model, so read the figures before the verdicts.", missed+other, met+missed+other, tail)
-}
-
-// verdictSection heads the HTML report with the run's picture (committed
-// per second against the bound, success p99 against its target, answers
-// by status, misses marked), the conclusion and the verdicts in words.
-func verdictSection(b *htmlreport.Builder, res *Result) (htmlreport.Section, bool) {
-	pic := PictureOf(res)
-	if len(pic.Phases) == 0 || len(res.Scenario.Expect) == 0 {
-		return htmlreport.Section{}, false
-	}
-	sec := htmlreport.Section{Title: "Verdict", Notes: []string{Conclusion(res)}}
-	for _, v := range VerdictsOf(res) {
-		sec.Notes = append(sec.Notes, v.String())
-	}
-	sec.Charts = append(sec.Charts, b.Verdict(pictureRows(pic)))
-	return sec, true
 }

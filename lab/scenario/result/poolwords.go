@@ -1,9 +1,10 @@
-package scenario
+package result
 
 import (
 	"fmt"
 	"math"
 
+	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -34,8 +35,8 @@ func poolUseInWords(run report.Run, ph measuredPhase, b report.Bound, ev report.
 		what = "transactions that committed"
 	}
 	line := fmt.Sprintf("%s kept its %s connections %s busy with %s (Little's law: %s/s × %s mean hold ÷ %s); %s: %s",
-		run.Name, formatFigure(s.PoolMax), beside(s.PoolUse, b.Value), what, rate(s.OKHoldsPerSecond),
-		report.FormatSeconds(s.MeanOKHoldSeconds), formatFigure(s.PoolMax), target, mark)
+		run.Name, scenario.FormatFigure(s.PoolMax), beside(s.PoolUse, b.Value), what, rate(s.OKHoldsPerSecond),
+		report.FormatSeconds(s.MeanOKHoldSeconds), scenario.FormatFigure(s.PoolMax), target, mark)
 	if ph.boundRPS <= 0 || ph.hold <= 0 || s.MeanOKHoldSeconds <= 0 {
 		if !ev.Met {
 			line += ": the model fell short: the pool stood idle or served calls that failed"
@@ -85,5 +86,5 @@ func starvedInWords(run report.Run, b report.Bound, ev report.Evaluation) string
 		return fmt.Sprintf("%s: no pool acquires measured; %s: %s", run.Name, target, mark)
 	}
 	return fmt.Sprintf("%s starved %s of %s pool acquires (%s) until their deadline; %s: %s", run.Name,
-		formatFigure(s.StarvedAcquires), formatFigure(s.AcquireWaits), spacedPercent(s.StarvedAcquires/s.AcquireWaits), target, mark)
+		scenario.FormatFigure(s.StarvedAcquires), scenario.FormatFigure(s.AcquireWaits), spacedPercent(s.StarvedAcquires/s.AcquireWaits), target, mark)
 }

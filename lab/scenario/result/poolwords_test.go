@@ -1,11 +1,11 @@
-package scenario
+package result
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/report"
 	"github.com/orderlab/orderlab/loadtest/scrape"
 )
@@ -13,14 +13,14 @@ import (
 // poolResult is one phase of POSTed orders with a bound of pool 5 / 50 ms
 // = 100/s, and one semaphore run that committed goodput orders a second
 // with the server's figures s.
-func poolResult(goodput float64, s *scrape.Summary, expect ...Expectation) *Result {
+func poolResult(goodput float64, s *scrape.Summary, expect ...scenario.Expectation) *Result {
 	run := report.Run{Name: "semaphore", Goodput: goodput, Latency: report.Latencies{Success: &report.Latency{Count: 3, P99: 0.2}}}
 	if s != nil {
 		run.Server = &report.Server{Summary: *s}
 	}
-	phase := Phase{Name: "orders", Request: &Request{Method: "POST", Path: "/orders?db_delay=50ms"},
-		Bound: &Bound{Concurrency: 5, Hold: Duration(50 * time.Millisecond), What: "pool 5 / 50 ms"}}
-	return &Result{Quick: true, Scenario: Scenario{Expect: expect, Phases: []Phase{phase}},
+	phase := scenario.Phase{Name: "orders", Request: &scenario.Request{Method: "POST", Path: "/orders?db_delay=50ms"},
+		Bound: &scenario.Bound{Concurrency: 5, Hold: scenario.Duration(50 * time.Millisecond), What: "pool 5 / 50 ms"}}
+	return &Result{Quick: true, Scenario: scenario.Scenario{Expect: expect, Phases: []scenario.Phase{phase}},
 		Phases: []PhaseResult{{Name: "orders", BoundRPS: 100, Loadtest: &report.Report{Runs: []report.Run{run}}}}}
 }
 
@@ -28,7 +28,7 @@ func poolResult(goodput float64, s *scrape.Summary, expect ...Expectation) *Resu
 // transactions that committed, and keeps the nominal bound in words as what
 // a quiet machine would give; the line says which of the two fell short.
 func TestPoolUseVerdictSaysWhichFellShort(t *testing.T) {
-	e := Expectation{Target: "semaphore", Phase: "orders", Says: "the pool kept busy", SLO: "pooluse>=0.9,starved<1%"}
+	e := scenario.Expectation{Target: "semaphore", Phase: "orders", Says: "the pool kept busy", SLO: "pooluse>=0.9,starved<1%"}
 	busy := &scrape.Summary{PoolMax: 5, PoolUse: 0.97, OKHoldsPerSecond: 84, MeanOKHoldSeconds: 0.058, AcquireWaits: 1000, StarvedAcquires: 2}
 	v := VerdictsOf(poolResult(84, busy, e))[0]
 	want := []string{
@@ -64,27 +64,6 @@ func TestPoolUseVerdictSaysWhichFellShort(t *testing.T) {
 	v = VerdictsOf(poolResult(84, nil, e))[0]
 	if v.Mark != VerdictMissed || v.Measured[0] != "orders: semaphore: no pool metrics, so no pool use; target ≥ 90 %: missed" {
 		t.Errorf("no server metrics: %s %q, want MISSED saying so", v.Mark, v.Measured)
-	}
-}
-
-// A phase with a bound shows its pool use in the server-side table;
-// a report from before the hold's outcome label has none to show, and no
-// column of dashes either.
-func TestTableShowsThePoolUse(t *testing.T) {
-	runs := []report.Run{
-		{Name: "unbounded", Goodput: 8, Server: &report.Server{Summary: scrape.Summary{Scrapes: 3, PoolMax: 5, PoolUse: 0.04}}},
-		{Name: "semaphore", Goodput: 84, Server: &report.Server{Summary: scrape.Summary{Scrapes: 3, PoolMax: 5, PoolUse: 0.97}}},
-	}
-	_, tab := TableOf(PhaseResult{BoundRPS: 100, Loadtest: &report.Report{Runs: runs}}).Split()
-	col := slices.Index(tab.Head, "pool use")
-	if col < 0 || tab.Rows[0][col] != "4 %" || tab.Rows[1][col] != "97 %" {
-		t.Fatalf("server-side head %q, rows %q: want pool use 4 %% and 97 %%", tab.Head, tab.Rows)
-	}
-	for i := range runs {
-		runs[i].Server.PoolUse = 0
-	}
-	if _, tab := TableOf(PhaseResult{BoundRPS: 100, Loadtest: &report.Report{Runs: runs}}).Split(); slices.Contains(tab.Head, "pool use") {
-		t.Errorf("head %q: a pool use column without a figure", tab.Head)
 	}
 }
 

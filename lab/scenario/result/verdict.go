@@ -1,4 +1,4 @@
-package scenario
+package result
 
 import (
 	"cmp"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -65,7 +66,7 @@ func VerdictsOf(res *Result) []Verdict {
 	for _, e := range res.Scenario.Expect {
 		v := Verdict{Target: cmp.Or(e.Target, "all"), Phase: e.Phase, Says: e.Says, SLO: e.SLO}
 		switch {
-		case !judged(e, res.Quick):
+		case !scenario.Judged(e, res.Quick):
 			v.Mark, v.Measured = VerdictNotJudged, []string{notJudged}
 			out = append(out, v)
 			continue
@@ -113,7 +114,7 @@ func VerdictsOf(res *Result) []Verdict {
 // boundSLO parses slo with its terms stated against the bound resolved
 // with boundRPS; each parsed term keeps the text as written.
 func boundSLO(text string, boundRPS float64) (report.SLO, error) {
-	resolved, err := resolveSLO(text, boundRPS)
+	resolved, err := scenario.ResolveSLO(text, boundRPS)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (ph measuredPhase) successVerb() string {
 func inWords(run report.Run, ph measuredPhase, b report.Bound, ev report.Evaluation) string {
 	mark := map[bool]string{true: "met", false: "missed"}[ev.Met]
 	op := ops[b.Op]
-	share, relativeTerm, _ := relative(b.Text)
+	share, relativeTerm, _ := scenario.Relative(b.Text)
 	boundRPS := ph.boundRPS
 	switch b.Metric {
 	case "pooluse":
@@ -216,7 +217,7 @@ func rate(v float64) string {
 	if v < 100 && v != math.Trunc(v) {
 		return fmt.Sprintf("%.1f", v)
 	}
-	return formatFigure(math.Round(v))
+	return scenario.FormatFigure(math.Round(v))
 }
 
 // Verdicts are VerdictsOf's verdicts one line each.

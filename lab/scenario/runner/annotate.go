@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/loadtest/annotate"
 )
 
@@ -15,11 +16,11 @@ const AnnotationTag = "scenario"
 
 // annotate opens phase p's region on the board: the scenario, the phase
 // and the question it asks. A failure to post is logged, not fatal.
-func (r *Runner) annotate(ctx context.Context, s Scenario, p Phase) annotate.Run {
+func (r *Runner) annotate(ctx context.Context, s scenario.Scenario, p scenario.Phase) annotate.Run {
 	if r.Annotate == nil || p.Tasks != nil {
 		return annotate.Run{}
 	}
-	text := fmt.Sprintf("scenario %s, phase %s: %s", Label(s), p.Name, strings.TrimSpace(s.Question))
+	text := fmt.Sprintf("scenario %s, phase %s: %s", scenario.Label(s), p.Name, strings.TrimSpace(s.Question))
 	mark, err := r.Annotate.Start(ctx, text, AnnotationTag, s.Name)
 	if err != nil {
 		fmt.Fprintf(r.Log, "   annotation: %v\n", err)
@@ -41,13 +42,4 @@ func boardRange(board string, from, to time.Time) string {
 		sep = "&"
 	}
 	return fmt.Sprintf("%s%sfrom=%d&to=%d", board, sep, from.UnixMilli(), to.UnixMilli())
-}
-
-// Label is how the scenario is named to people: "5 pool-starvation", with
-// its catalog number when it has one.
-func Label(s Scenario) string {
-	if s.Number > 0 {
-		return fmt.Sprintf("%d %s", s.Number, s.Name)
-	}
-	return s.Name
 }

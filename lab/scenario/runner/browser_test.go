@@ -1,6 +1,6 @@
 //go:build labcheck
 
-package scenario
+package runner
 
 import (
 	"context"

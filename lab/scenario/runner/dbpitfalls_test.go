@@ -1,17 +1,19 @@
 //go:build labcheck
 
-package scenario
+package runner
 
 import (
 	"testing"
 
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
 // quickCatalog runs a catalog scenario in quick mode against one target
 // (the database pitfalls, docs/scenarios: too-many-clients, db-latency, db-restart) and returns the
 // result, each phase with that target's run.
-func quickCatalog(t *testing.T, bin, name, target string) *Result {
+func quickCatalog(t *testing.T, bin, name, target string) *result.Result {
 	t.Helper()
 	res := runCatalogQuick(t, bin, name, target)
 	for _, p := range res.Phases {
@@ -25,7 +27,7 @@ func quickCatalog(t *testing.T, bin, name, target string) *Result {
 	return res
 }
 
-func runOf(p PhaseResult) report.Run { return p.Loadtest.Runs[0] }
+func runOf(p result.PhaseResult) report.Run { return p.Loadtest.Runs[0] }
 
 // TestDatabasePitfallsQuick runs the three database pitfalls in quick mode,
 // each against one model, on one build of the services.
@@ -67,7 +69,7 @@ func tooManyClients(t *testing.T, bin string) {
 			t.Errorf("%s, Postgres saw %s; want at most %d backends and no refusal", res.Phases[i].Name, v, most)
 		}
 	}
-	reportSaysWhatPostgresSaw(t, res, "refused connections (server log)", poolerCaption)
+	reportSaysWhatPostgresSaw(t, res, "refused connections (server log)", render.PoolerCaption)
 	// What PgBouncer saw: fix B alone went through it, every committed
 	// order a transaction of its, on at most its 7 server connections.
 	for i, p := range res.Phases[:2] {

@@ -1,6 +1,6 @@
 //go:build labcheck
 
-package scenario
+package runner
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 	"github.com/orderlab/orderlab/lab/dbproxy"
 	"github.com/orderlab/orderlab/lab/knobs"
 	"github.com/orderlab/orderlab/lab/local"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
 
 // TestLabRunStagesDBRestartAsAnOutageOfTheLabsProxy runs db-restart (quick)
@@ -54,18 +56,18 @@ func TestLabRunStagesDBRestartAsAnOutageOfTheLabsProxy(t *testing.T) {
 	defer func() { _ = running.Stop() }()
 	svc := running.Services[0]
 	admin := strings.TrimSuffix(svc.MetricsURL, "/metrics")
-	data, err := os.ReadFile("catalog/db-restart.yaml")
+	data, err := os.ReadFile("../catalog/db-restart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse(data)
+	s, err := scenario.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Targets = []string{"unbounded"}
 	proxy := &dbproxy.Client{URL: ctl.URL}
-	r := &Runner{Endpoints: map[string]Endpoint{"unbounded": {URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: admin}},
-		Token: labEnv["ADMIN_TOKEN"], DBProxy: &LabProxy{Control: proxy, Host: px.Addr, Database: db.URL},
+	r := &Runner{Mode: &setup.Lab{Endpoints: map[string]setup.Endpoint{"unbounded": {URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: admin}},
+		Token: labEnv["ADMIN_TOKEN"], DBProxy: &setup.LabProxy{Control: proxy, Host: px.Addr, Database: db.URL}},
 		Quick: true, Out: t.TempDir(), Log: testWriter{t}}
 	res, _, err := r.Run(ctx, s)
 	if err != nil {
@@ -93,7 +95,7 @@ func TestLabRunStagesDBRestartAsAnOutageOfTheLabsProxy(t *testing.T) {
 	if err := kc.Wait(ctx, map[string]string{"DB_MAX_CONNS": "20", "REQUEST_TIMEOUT": "30s"}, 5*time.Second); err != nil {
 		t.Errorf("the knobs after the run: %v", err)
 	}
-	if ok, why := InLab(s); !ok || !strings.Contains(why, "not restarted") {
-		t.Errorf("InLab(db-restart) = %v, %q: want yes, saying the stop is the proxy's outage", ok, why)
+	if ok, why := scenario.InLab(s); !ok || !strings.Contains(why, "not restarted") {
+		t.Errorf("scenario.InLab(db-restart) = %v, %q: want yes, saying the stop is the proxy's outage", ok, why)
 	}
 }

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/lab/knobs"
 	"github.com/orderlab/orderlab/lab/local"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 	"github.com/orderlab/orderlab/loadtest/annotate"
 )
 
@@ -51,25 +54,25 @@ func TestLabRunAgainstTheRealServices(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = db.Drop(context.WithoutCancel(ctx)) }()
-	running, err := local.Start(ctx, local.Config{BinDir: bin, Services: Services, Env: labEnv, Database: db.URL, LogDir: t.TempDir()})
+	running, err := local.Start(ctx, local.Config{BinDir: bin, Services: scenario.Services, Env: labEnv, Database: db.URL, LogDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = running.Stop() }()
-	eps := map[string]Endpoint{}
+	eps := map[string]setup.Endpoint{}
 	for i, svc := range running.Services {
-		eps[Services[i]] = Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: strings.TrimSuffix(svc.MetricsURL, "/metrics")}
+		eps[scenario.Services[i]] = setup.Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: strings.TrimSuffix(svc.MetricsURL, "/metrics")}
 	}
 	g := newFakeGrafana(t)
 	client, err := annotate.New(g.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse([]byte(realYAML))
+	s, err := scenario.Parse([]byte(realYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Endpoints: eps, Token: "lab-token", Annotate: client, Board: "http://grafana.test/d/x",
+	r := &Runner{Mode: &setup.Lab{Endpoints: eps, Token: "lab-token"}, Annotate: client, Board: "http://grafana.test/d/x",
 		Out: t.TempDir(), Pause: 100 * time.Millisecond, Log: testWriter{t}}
 	res, _, err := r.Run(ctx, s)
 	if err != nil {
@@ -98,7 +101,7 @@ func TestLabRunAgainstTheRealServices(t *testing.T) {
 	if marks := g.done(); len(marks) != 1 || marks[0].End == 0 || !strings.Contains(marks[0].Text, "lab-real") {
 		t.Errorf("annotations = %+v, want one region for the phase", marks)
 	}
-	if v := Verdicts(res); len(v) != 1 || !strings.HasPrefix(v[0], "MET") {
+	if v := result.Verdicts(res); len(v) != 1 || !strings.HasPrefix(v[0], "MET") {
 		t.Errorf("verdicts %q", v)
 	}
 }

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/lab/knobs/knobstest"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 	"github.com/orderlab/orderlab/loadtest/annotate"
 )
 
@@ -57,13 +60,14 @@ type labFixture struct {
 	initial map[string]map[string]string
 	marks   *fakeGrafana
 	runner  *Runner
+	lab     *setup.Lab // the runner's Mode
 }
 
 // newLabFixture's services show dbURL as DATABASE_URL in GET /knobs, when given.
 func newLabFixture(t *testing.T, dbURL ...string) *labFixture {
 	t.Helper()
 	f := &labFixture{svcs: map[string]*knobstest.Service{}, initial: map[string]map[string]string{}}
-	eps := map[string]Endpoint{}
+	eps := map[string]setup.Endpoint{}
 	for _, name := range []string{"unbounded", "semaphore"} {
 		vals := map[string]string{"DB_MAX_CONNS": "20", "REQUEST_TIMEOUT": "30s", "DB_DELAY": "0s", "LEAK_EVERY": "0"}
 		if name == "semaphore" {
@@ -76,21 +80,22 @@ func newLabFixture(t *testing.T, dbURL ...string) *labFixture {
 		svc.GaugeLag = 100 * time.Millisecond
 		t.Cleanup(svc.Close)
 		f.svcs[name], f.initial[name] = svc, vals
-		eps[name] = Endpoint{URL: svc.URL, MetricsURL: svc.URL + "/metrics", AdminURL: svc.URL}
+		eps[name] = setup.Endpoint{URL: svc.URL, MetricsURL: svc.URL + "/metrics", AdminURL: svc.URL}
 	}
 	f.marks = newFakeGrafana(t)
 	client, err := annotate.New(f.marks.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.runner = &Runner{Endpoints: eps, Token: "lab-token", Annotate: client, Board: "http://grafana.test/d/orderlab-pool-starvation",
+	f.lab = &setup.Lab{Endpoints: eps, Token: "lab-token"}
+	f.runner = &Runner{Mode: f.lab, Annotate: client, Board: "http://grafana.test/d/orderlab-pool-starvation",
 		Out: t.TempDir(), Pause: 10 * time.Millisecond, Scrape: 50 * time.Millisecond, Log: testWriter{t}}
 	return f
 }
 
-func labScenario(t *testing.T, edit func(*Scenario)) Scenario {
+func labScenario(t *testing.T, edit func(*scenario.Scenario)) scenario.Scenario {
 	t.Helper()
-	s, err := Parse([]byte(labYAML))
+	s, err := scenario.Parse([]byte(labYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +181,7 @@ func TestLabRunAppliesEachPhasesKnobsAnnotatesAndRestores(t *testing.T) {
 	if !strings.HasPrefix(res.Board, want) || marks[2].End > boardTo(t, res.Board) {
 		t.Errorf("board URL %q, want %s... ending after the last phase (%d)", res.Board, want, marks[2].End)
 	}
-	v := Verdicts(res)
+	v := result.Verdicts(res)
 	if len(v) != 2 || !strings.HasPrefix(v[0], "MET    semaphore: errors<1%") || !strings.HasPrefix(v[1], "READ   unbounded") {
 		t.Errorf("verdicts = %q", v)
 	}
@@ -188,7 +193,7 @@ func TestLabRunAppliesEachPhasesKnobsAnnotatesAndRestores(t *testing.T) {
 func TestLabRunRestoresTheKnobsAfterAFailedPhaseCtrlCAndAPanic(t *testing.T) {
 	t.Run("failed phase", func(t *testing.T) {
 		f := newLabFixture(t)
-		s := labScenario(t, func(s *Scenario) { s.Phases[2].Env = map[string]string{"LIMIT": "many"} })
+		s := labScenario(t, func(s *scenario.Scenario) { s.Phases[2].Env = map[string]string{"LIMIT": "many"} })
 		_, _, err := f.runner.Run(context.Background(), s)
 		if err == nil || !strings.Contains(err.Error(), "phase pool-5") || !strings.Contains(err.Error(), "LIMIT") {
 			t.Errorf("Run = %v, want the 400 on LIMIT in phase pool-5", err)
@@ -230,7 +235,7 @@ func TestLabRunRestoresTheKnobsAfterAFailedPhaseCtrlCAndAPanic(t *testing.T) {
 
 func TestLabRunRefusesWhatRunningServicesCannotStage(t *testing.T) {
 	f := newLabFixture(t)
-	s := labScenario(t, func(s *Scenario) { s.Phases[0].Env["HTTP_SERVER"] = "nbio" })
+	s := labScenario(t, func(s *scenario.Scenario) { s.Phases[0].Env["HTTP_SERVER"] = "nbio" })
 	_, _, err := f.runner.Run(context.Background(), s)
 	if err == nil || !strings.Contains(err.Error(), "HTTP_SERVER changed live") {
 		t.Errorf("Run = %v, want a refusal naming HTTP_SERVER", err)

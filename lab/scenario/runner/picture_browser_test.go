@@ -1,6 +1,6 @@
 //go:build labcheck
 
-package scenario
+package runner
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/result/resulttest"
 )
 
 // verdictGeometry is where, in pixels, the report's verdict picture draws
@@ -43,7 +45,7 @@ func TestTheReportsVerdictReadsUnderAndFarOverTheBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(f, comparing()); err != nil {
+	if err := render.WriteHTML(f, resulttest.Comparing()); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {

@@ -1,11 +1,12 @@
 //go:build labcheck
 
-package scenario
+package runner
 
 import (
 	"math"
 	"testing"
 
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -15,8 +16,8 @@ import (
 // show even at five connections and two seconds a phase.
 func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 	bin := buildServices(t)
-	run := func(t *testing.T, name string) *Result { return runCatalogQuick(t, bin, name) }
-	runs := func(t *testing.T, res *Result, phase int) map[string]report.Run {
+	run := func(t *testing.T, name string) *result.Result { return runCatalogQuick(t, bin, name) }
+	runs := func(t *testing.T, res *result.Result, phase int) map[string]report.Run {
 		out := map[string]report.Run{}
 		for _, r := range res.Phases[phase].Loadtest.Runs {
 			out[r.Name] = r

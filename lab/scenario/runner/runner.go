@@ -1,4 +1,9 @@
-package scenario
+// Package runner runs the scenarios of lab/scenario: every phase against every
+// target with package measure, on the services its caller's setup.Mode
+// readies (started locally, or the running lab's), with what Postgres and
+// PgBouncer showed of each run (package observe), and writes the results
+// (package render).
+package runner
 
 import (
 	"cmp"
@@ -6,57 +11,39 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/observe"
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/result"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
+	"github.com/orderlab/orderlab/lab/tasks"
 	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
-// Endpoint is a running service the runner did not start (the compose lab).
-type Endpoint struct {
-	URL        string // API base, e.g. http://127.0.0.1:8081
-	MetricsURL string // its /metrics
-	// AdminURL is its admin listener (GET/PATCH /knobs), e.g.
-	// http://127.0.0.1:9091; empty: a phase that sets knobs fails.
-	AdminURL string
-}
-
 // Runner runs scenarios and writes their results.
 type Runner struct {
-	// BinDir holds the built services; the runner starts them on free
-	// loopback ports with each phase's env, against a database it creates
-	// on DatabaseURL's server and drops afterwards.
-	BinDir      string
-	DatabaseURL string
-	// Endpoints, when set, are used instead (the running lab): the
-	// services are not started; each phase's env is applied through their
-	// knob API with Token (their ADMIN_TOKEN) and every knob changed is put
-	// back at the end, also on a failure, Ctrl-C or a panic
-	// (docs/lab-scenarios.md). A scenario that needs what running services
-	// cannot give (InLab) is refused.
-	Endpoints map[string]Endpoint
-	Token     string
-	// AllowRemote lets Endpoints be outside the loopback interface (the
-	// compose network's service names).
-	AllowRemote bool
+	// Mode is where the scenarios run: setup.Local (services the runner
+	// starts for each phase) or *setup.Lab (running services, the lab).
+	Mode setup.Mode
 	// Annotate, when set, marks each phase on the Grafana board; Board is
 	// the board's URL, which the result quotes for the run's time range.
 	Annotate *annotate.Client
 	Board    string
-	// DBProxy, when set, is the running lab's database fault proxy, which
-	// stages db_latency and db_stop (an outage of the proxy) there.
-	DBProxy *LabProxy
-	Out     string // results go to Out/<scenario>/<timestamp>.{json,md,html}
-	Quick   bool   // shorten every phase to seconds (see Quick)
+	Out      string // results go to Out/<scenario>/<timestamp>.{json,md,html}
+	Quick    bool   // shorten every phase to seconds (scenario.Quick)
 	// Count runs the whole scenario this many times over (default 1), so
 	// that its tables quote the median and the range of every figure.
 	Count int
 	Log   io.Writer
 	// Pause between targets (default 2 s, quick 200 ms); Scrape is the
-	// metrics interval (default DefaultScrape) of the phases that set none.
+	// metrics interval (default scenario.DefaultScrape) of the phases that set none.
 	Pause, Scrape time.Duration
 	// Progress, when set, is told as each phase starts and ends (the front
 	// page shows the phase and the time left in it). It runs on the
@@ -81,60 +68,54 @@ type PhaseEvent struct {
 	Err      error // Ended: why the phase stopped the run, if it did
 }
 
-// DefaultScrape is the interval between scrapes of a service's metrics
-// when neither the phase (load.scrape) nor the Runner sets one.
-const DefaultScrape = 250 * time.Millisecond
-
-// Files are the paths a run wrote.
-type Files struct{ JSON, Markdown, HTML string }
-
 // Run runs s (Count times) and writes its results. A phase that could not
 // run stops the scenario; the results so far are still written.
-func (r *Runner) Run(ctx context.Context, s Scenario) (*Result, Files, error) {
+func (r *Runner) Run(ctx context.Context, s scenario.Scenario) (*result.Result, render.Files, error) {
 	if r.Quick {
-		s = Quick(s)
+		s = scenario.Quick(s)
 	}
 	if r.Log == nil {
 		r.Log = io.Discard
 	}
-	if r.Endpoints != nil {
-		if ok, why := InLab(s); !ok {
-			return nil, Files{}, fmt.Errorf("%s cannot run against running services: it %s (docs/lab-scenarios.md)", s.Name, why)
-		}
+	if r.Mode == nil {
+		return nil, render.Files{}, errors.New("scenario runner: no Mode (setup.Local or *setup.Lab)")
+	}
+	if err := r.Mode.Check(s); err != nil {
+		return nil, render.Files{}, err
 	}
 	pause := r.Pause
 	if pause <= 0 {
-		pause = PauseOf(r.Quick)
+		pause = scenario.PauseOf(r.Quick)
 	}
-	res := &Result{Schema: Schema, Scenario: s, Quick: r.Quick, Local: r.Endpoints == nil, Count: max(1, r.Count),
+	res := &result.Result{Schema: result.Schema, Scenario: s, Quick: r.Quick, Local: r.Mode.Local(), Count: max(1, r.Count),
 		StartedAt: time.Now().UTC(), Host: report.New("", nil).Host}
 	stamp := res.StartedAt.Format("20060102T150405Z")
 	dir := filepath.Join(r.Out, s.Name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, Files{}, err
+		return nil, render.Files{}, err
 	}
-	fmt.Fprintf(r.Log, "== %s: %s\n", Label(s), s.Title)
+	fmt.Fprintf(r.Log, "== %s: %s\n", scenario.Label(s), s.Title)
 	runErr := r.repeat(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"))
 	res.Elapsed = time.Since(res.StartedAt).Round(time.Millisecond).Seconds()
 	if r.Board != "" {
 		res.Board = boardRange(r.Board, res.StartedAt, time.Now())
 	}
-	files, err := write(dir, stamp, res)
+	files, err := render.Write(dir, stamp, res)
 	return res, files, errors.Join(runErr, err)
 }
 
-// repeat runs every phase of s res.Count times over, staged by one stager
-// that puts everything back at the end. Each repetition appends its runs
+// repeat runs every phase of s res.Count times over, on one setup that
+// puts everything back at the end. Each repetition appends its runs
 // to the phases' results, so that a table can quote the median and the
 // range.
-func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time.Duration, logDir string) (err error) {
-	st, err := r.stager(ctx, s, logDir)
+func (r *Runner) repeat(ctx context.Context, s scenario.Scenario, res *result.Result, pause time.Duration, logDir string) (err error) {
+	st, err := r.Mode.Setup(ctx, s, logDir, r.Log)
 	if err != nil {
 		return err
 	}
 	// Deferred, so that it runs on a failed phase, on Ctrl-C (ctx
 	// canceled: close runs without that cancel) and on a panic.
-	defer func() { err = errors.Join(err, st.close(context.WithoutCancel(ctx))) }()
+	defer func() { err = errors.Join(err, st.Close(context.WithoutCancel(ctx))) }()
 	for rep := range res.Count {
 		if res.Count > 1 {
 			fmt.Fprintf(r.Log, "== repetition %d of %d\n", rep+1, res.Count)
@@ -152,7 +133,7 @@ func (r *Runner) repeat(ctx context.Context, s Scenario, res *Result, pause time
 }
 
 // phase runs phase i of repetition rep, told to Progress.
-func (r *Runner) phase(ctx context.Context, st stager, s Scenario, res *Result, rep, i int, pause time.Duration) (err error) {
+func (r *Runner) phase(ctx context.Context, st setup.Setup, s scenario.Scenario, res *result.Result, rep, i int, pause time.Duration) (err error) {
 	p := s.Phases[i]
 	// The phase starts for Progress once its knobs show, when its load is
 	// about to begin.
@@ -173,18 +154,18 @@ func (r *Runner) phase(ctx context.Context, st stager, s Scenario, res *Result, 
 		}
 	}()
 	if rep == 0 {
-		res.Phases = append(res.Phases, PhaseResult{Name: p.Name, BoundRPS: ev.BoundRPS})
+		res.Phases = append(res.Phases, result.PhaseResult{Name: p.Name, BoundRPS: ev.BoundRPS})
 	}
 	pr := &res.Phases[i]
 	if p.Tasks != nil {
 		begin()
 		t := runTasks(*p.Tasks)
-		pr.addTasks(t)
+		pr.AddTasks(t)
 		fmt.Fprintf(r.Log, "-- %s: %d jobs in %s\n", p.Name, t.Jobs, report.FormatSeconds(t.ElapsedSeconds))
 		return nil
 	}
-	pr.Env = envOf(s, i)
-	if err := st.phase(ctx, i, pr.Env); err != nil {
+	pr.Env = scenario.EnvOf(s, i)
+	if err := st.Phase(ctx, i, pr.Env); err != nil {
 		return fmt.Errorf("phase %s: %w", p.Name, err)
 	}
 	if r.afterKnobs != nil {
@@ -207,16 +188,16 @@ func (r *Runner) phase(ctx context.Context, st stager, s Scenario, res *Result, 
 	return nil
 }
 
-// target runs phase i against one service, staged by st, and appends the
+// target runs phase i against one service, readied by st, and appends the
 // run to pr.
-func (r *Runner) target(ctx context.Context, st stager, s Scenario, i int, name string, pr *PhaseResult) (err error) {
+func (r *Runner) target(ctx context.Context, st setup.Setup, s scenario.Scenario, i int, name string, pr *result.PhaseResult) (err error) {
 	p := s.Phases[i]
-	tg, err := st.target(ctx, i, name)
+	tg, err := st.Target(ctx, i, name)
 	if err != nil {
 		return err
 	}
-	defer func() { tg.done(err == nil) }()
-	text, err := sloOf(s, r.Quick, p, name)
+	defer func() { tg.Done(err == nil) }()
+	text, err := scenario.SLOOf(s, r.Quick, p, name)
 	if err != nil {
 		return err
 	}
@@ -224,18 +205,18 @@ func (r *Runner) target(ctx context.Context, st stager, s Scenario, i int, name 
 	if err != nil {
 		return err
 	}
-	var out *outage
-	if p.DBStop != nil && tg.outage != nil {
-		out = startOutage(ctx, *tg.outage, *p.DBStop, name, p.Name, tg.url)
+	var out *setup.RunningOutage
+	if p.DBStop != nil && tg.Outage != nil {
+		out = tg.Outage.Start(ctx, *p.DBStop, name, p.Name, tg.URL)
 	}
-	cfg := configOf(p, tg.url)
-	cfg.AllowRemote = r.AllowRemote
-	watch := st.watch(ctx, i, name)
-	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: tg.metrics, MoreMetrics: tg.more}, cfg,
-		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, DefaultScrape), SLO: slo})
-	pr.addView(ctx, watch, r.Log)
+	cfg := scenario.ConfigOf(p, tg.URL)
+	cfg.AllowRemote = tg.AllowRemote
+	watch := st.Watch(ctx, i, name)
+	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: tg.Metrics, MoreMetrics: tg.More}, cfg,
+		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, scenario.DefaultScrape), SLO: slo})
+	addView(ctx, pr, watch, r.Log)
 	if out != nil {
-		o := out.finish(ctx)
+		o := out.Finish(ctx)
 		pr.Outages = append(pr.Outages, o)
 		fmt.Fprintf(r.Log, "-- %s %s: keyed orders %s; missing %d, twice %d, stored despite the answer %d\n",
 			p.Name, name, o.Answers, o.Missing, o.Duplicates, o.Stored)
@@ -249,4 +230,46 @@ func (r *Runner) target(ctx context.Context, st stager, s Scenario, i int, name 
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// addView records w's view of a target's run in p and says it on log
+// (nothing for a nil w).
+func addView(ctx context.Context, p *result.PhaseResult, w *observe.PostgresWatch, log io.Writer) {
+	if w == nil {
+		return
+	}
+	v := w.Stop(ctx)
+	p.Postgres = append(p.Postgres, v)
+	fmt.Fprintf(log, "-- %s %s: Postgres saw %s\n", p.Name, v.Target, v)
+	if w.Pooler != nil {
+		pv := w.Pooler.Stop(ctx)
+		p.PgBouncer = append(p.PgBouncer, pv)
+		fmt.Fprintf(log, "-- %s %s: PgBouncer saw %s\n", p.Name, pv.Target, pv)
+	}
+}
+
+// runTasks runs an in-process tasks phase.
+func runTasks(t scenario.Tasks) *result.TasksResult {
+	job := tasks.Sleep(t.Sleep.D())
+	if t.Rounds > 0 {
+		job = tasks.SHA256Chain(t.Rounds)
+	}
+	var st tasks.Stats
+	if t.Workers == 0 {
+		st = tasks.Goroutines(t.Jobs, job)
+	} else {
+		st = tasks.Pool(t.Workers, t.Jobs, job) // -1: GOMAXPROCS
+	}
+	tr := &result.TasksResult{Stats: st, ElapsedSeconds: st.Elapsed.Seconds()}
+	if t.ScaleTo > t.Jobs {
+		tr.ScaledSeconds = tr.ElapsedSeconds * float64(t.ScaleTo) / float64(t.Jobs)
+	}
+	if t.Sleep > 0 {
+		rounds := 1.0
+		if st.Workers > 0 {
+			rounds = math.Ceil(float64(max(t.ScaleTo, t.Jobs)) / float64(st.Workers))
+		}
+		tr.BoundSeconds = rounds * t.Sleep.D().Seconds()
+	}
+	return tr
 }

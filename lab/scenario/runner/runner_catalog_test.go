@@ -1,6 +1,6 @@
 //go:build labcheck
 
-package scenario
+package runner
 
 import (
 	"bufio"
@@ -14,18 +14,22 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/result"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
 
 // runCatalogQuick runs the catalog scenario name in quick mode with the
 // services in bin, against targets when given (else the scenario's own),
 // and returns its result.
-func runCatalogQuick(t *testing.T, bin, name string, targets ...string) *Result {
+func runCatalogQuick(t *testing.T, bin, name string, targets ...string) *result.Result {
 	t.Helper()
-	data, err := os.ReadFile("catalog/" + name + ".yaml")
+	data, err := os.ReadFile("../catalog/" + name + ".yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse(data)
+	s, err := scenario.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +38,7 @@ func runCatalogQuick(t *testing.T, bin, name string, targets ...string) *Result 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Log: testWriter{t}}
+	r := &Runner{Mode: setup.Local{BinDir: bin, DatabaseURL: pgtest.BaseURL()}, Out: t.TempDir(), Quick: true, Log: testWriter{t}}
 	logProblemsOnFailure(t, r.Out)
 	res, _, err := r.Run(ctx, s)
 	if err != nil {
@@ -50,11 +54,11 @@ func runCatalogQuick(t *testing.T, bin, name string, targets ...string) *Result 
 // HTML in headless Chromium and checks that every chart rendered.
 func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	bin := buildServices(t)
-	data, err := os.ReadFile("catalog/pool-starvation.yaml")
+	data, err := os.ReadFile("../catalog/pool-starvation.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse(data)
+	s, err := scenario.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +66,7 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := t.TempDir()
-	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: out, Quick: true, Log: testWriter{t}}
+	r := &Runner{Mode: setup.Local{BinDir: bin, DatabaseURL: pgtest.BaseURL()}, Out: out, Quick: true, Log: testWriter{t}}
 	res, files, err := r.Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +77,11 @@ func TestRunnerRunsAQuickScenarioEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var back Result
+	var back result.Result
 	if err := json.NewDecoder(f).Decode(&back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Schema != Schema || !back.Quick || len(back.Phases) != 1 || back.Phases[0].Loadtest == nil {
+	if back.Schema != result.Schema || !back.Quick || len(back.Phases) != 1 || back.Phases[0].Loadtest == nil {
 		t.Fatalf("JSON: schema %q quick %v phases %d", back.Schema, back.Quick, len(back.Phases))
 	}
 	if env := back.Phases[0].Env; env["DB_MAX_CONNS"] != "5" || env["REQUEST_TIMEOUT"] != "2s" {
@@ -140,15 +144,15 @@ func TestRunnerScrapesABurstAtItsPeak(t *testing.T) {
 // TestRunnerRunsInProcessTasks runs the quick hundred-thousand-tasks
 // scenario, which starts no service.
 func TestRunnerRunsInProcessTasks(t *testing.T) {
-	data, err := os.ReadFile("catalog/hundred-thousand-tasks.yaml")
+	data, err := os.ReadFile("../catalog/hundred-thousand-tasks.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse(data)
+	s, err := scenario.Parse(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Runner{Out: t.TempDir(), Quick: true}
+	r := &Runner{Mode: setup.Local{}, Out: t.TempDir(), Quick: true}
 	res, files, err := r.Run(context.Background(), s)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +182,7 @@ func TestRunnerRunsInProcessTasks(t *testing.T) {
 		t.Errorf("a pool of 8: %+v; want its 8 workers waiting, about %d fewer than a goroutine per job (%v)", p8.Scheduler, g.Jobs, g.PeakWaiting)
 	}
 	reportSaysWhatTheSchedulerSaw(t, res, "| goroutines (one per job) |", "| pool of 8 workers |")
-	if l := schedulerLine(s); strings.Contains(l, "board") {
+	if l := render.SchedulerLine(s); strings.Contains(l, "board") {
 		t.Errorf("an in-process scenario, which the board does not see, points to it: %q", l)
 	}
 }

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 	"github.com/orderlab/orderlab/loadtest/attack"
 )
 
@@ -18,7 +20,7 @@ func buildServices(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command("go", "build", "-o", dir+"/", "./services/unbounded", "./services/semaphore", "./services/pipeline")
-	cmd.Dir = "../.."
+	cmd.Dir = "../../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the services: %v\n%s", err, out)
 	}
@@ -32,7 +34,7 @@ func buildServices(t *testing.T) string {
 // median and range.
 func TestRunnerContinuesAndRepeats(t *testing.T) {
 	bin := buildServices(t)
-	s, err := Parse([]byte(`
+	s, err := scenario.Parse([]byte(`
 name: continue-test
 title: a phase that continues on the services of the one before
 reproduces: nothing; a test of the runner
@@ -55,7 +57,7 @@ panels: [Throughput]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	r := &Runner{BinDir: bin, DatabaseURL: pgtest.BaseURL(), Out: t.TempDir(), Quick: true, Count: 2, Log: testWriter{t}}
+	r := &Runner{Mode: setup.Local{BinDir: bin, DatabaseURL: pgtest.BaseURL()}, Out: t.TempDir(), Quick: true, Count: 2, Log: testWriter{t}}
 	res, files, err := r.Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
@@ -106,22 +108,22 @@ func TestConfigOfFillsWhatTheLoadLeavesOut(t *testing.T) {
 	no := false
 	for _, c := range []struct {
 		name string
-		p    Phase
+		p    scenario.Phase
 		want attack.Config
 	}{
-		{"burst, defaults", Phase{Request: &Request{Path: "/work/api?delay=200ms"}, Load: &Load{Mode: "burst", Concurrency: 100}},
+		{"burst, defaults", scenario.Phase{Request: &scenario.Request{Path: "/work/api?delay=200ms"}, Load: &scenario.Load{Mode: "burst", Concurrency: 100}},
 			attack.Config{Mode: attack.ModeBurst, Concurrency: 100, Timeout: 30 * time.Second, Retries: 5, Warmup: true}},
-		{"burst, set", Phase{Request: &Request{Path: "/work/api"}, Load: &Load{Mode: "burst", Concurrency: 10, Timeout: Duration(time.Second), Retries: 2, Warmup: &no}},
+		{"burst, set", scenario.Phase{Request: &scenario.Request{Path: "/work/api"}, Load: &scenario.Load{Mode: "burst", Concurrency: 10, Timeout: scenario.Duration(time.Second), Retries: 2, Warmup: &no}},
 			attack.Config{Mode: attack.ModeBurst, Concurrency: 10, Timeout: time.Second, Retries: 2}},
-		{"closed by requests alone", Phase{Request: &Request{Method: "POST", Path: "/orders"}, Load: &Load{Mode: "closed", Concurrency: 7, Requests: 200, Retries: 3}},
+		{"closed by requests alone", scenario.Phase{Request: &scenario.Request{Method: "POST", Path: "/orders"}, Load: &scenario.Load{Mode: "closed", Concurrency: 7, Requests: 200, Retries: 3}},
 			attack.Config{Mode: attack.ModeClosed, Concurrency: 7, Requests: 200, Timeout: 30 * time.Second, Retries: 3}},
-		{"closed honouring Retry-After", Phase{Request: &Request{Method: "POST", Path: "/orders"}, Load: &Load{Mode: "closed", Concurrency: 7, Duration: Duration(time.Second), Retry: "honor", RetryMaxWait: Duration(2 * time.Second)}},
+		{"closed honouring Retry-After", scenario.Phase{Request: &scenario.Request{Method: "POST", Path: "/orders"}, Load: &scenario.Load{Mode: "closed", Concurrency: 7, Duration: scenario.Duration(time.Second), Retry: "honor", RetryMaxWait: scenario.Duration(2 * time.Second)}},
 			attack.Config{Mode: attack.ModeClosed, Concurrency: 7, Duration: time.Second, Timeout: 30 * time.Second, Retries: 5, Retry: attack.RetryHonor, RetryMaxWait: 2 * time.Second}},
-		{"open ramp", Phase{Request: &Request{Path: "/work/db"}, Load: &Load{Mode: "open", Concurrency: 9, Duration: Duration(time.Second), Rate: 100, RampFrom: 10, Ramp: Duration(time.Second)}},
+		{"open ramp", scenario.Phase{Request: &scenario.Request{Path: "/work/db"}, Load: &scenario.Load{Mode: "open", Concurrency: 9, Duration: scenario.Duration(time.Second), Rate: 100, RampFrom: 10, Ramp: scenario.Duration(time.Second)}},
 			attack.Config{Mode: attack.ModeOpen, Concurrency: 9, Duration: time.Second, Timeout: 30 * time.Second, Retries: 5,
 				Pacer: attack.RampPacer{From: 10, To: 100, Ramp: time.Second}}},
 	} {
-		got := configOf(c.p, "http://127.0.0.1:1/")
+		got := scenario.ConfigOf(c.p, "http://127.0.0.1:1/")
 		if got.Target.URL != "http://127.0.0.1:1"+c.p.Request.Path || got.Client != attack.ClientFast ||
 			(got.Target.Method == "POST") != (got.Target.Body != nil) || got.Target.Method != cmp.Or(c.p.Request.Method, "GET") {
 			t.Errorf("%s: target %+v, client %q", c.name, got.Target, got.Client)

@@ -1,25 +1,28 @@
 //go:build labcheck
 
-package scenario
+package runner
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 )
 
 // reportSaysWhatTheSchedulerSaw: the Markdown report of res has a table of
 // what Go's scheduler saw for each of its phases, and says want.
-func reportSaysWhatTheSchedulerSaw(t *testing.T, res *Result, want ...string) {
+func reportSaysWhatTheSchedulerSaw(t *testing.T, res *result.Result, want ...string) {
 	t.Helper()
 	var b strings.Builder
-	if err := WriteMarkdown(&b, res); err != nil {
+	if err := render.WriteMarkdown(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
-	if n := strings.Count(md, schedulerCaption); n != len(res.Phases) {
+	if n := strings.Count(md, render.SchedulerCaption); n != len(res.Phases) {
 		t.Errorf("the report has %d tables of what the scheduler saw, want one per phase (%d)", n, len(res.Phases))
 	}
-	for _, w := range append([]string{schedulerLine(res.Scenario)}, want...) {
+	for _, w := range append([]string{render.SchedulerLine(res.Scenario)}, want...) {
 		if w == "" || !strings.Contains(md, w) {
 			t.Errorf("the report does not say %q", w)
 		}

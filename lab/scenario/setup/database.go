@@ -1,4 +1,4 @@
-package scenario
+package setup
 
 import (
 	"cmp"
@@ -17,6 +17,8 @@ import (
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/internal/pgcluster"
 	"github.com/orderlab/orderlab/internal/pgdb"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/observe"
 	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
@@ -40,7 +42,7 @@ type backend struct {
 
 // newBackend creates the scenario's database: on a cluster of its own when
 // s says so, else on adminURL's server once it has room for a pool.
-func newBackend(ctx context.Context, adminURL string, s Scenario, log io.Writer) (be *backend, err error) {
+func newBackend(ctx context.Context, adminURL string, s scenario.Scenario, log io.Writer) (be *backend, err error) {
 	be = &backend{log: log}
 	defer func() {
 		if err != nil {
@@ -122,7 +124,7 @@ func (be *backend) createRole(ctx context.Context, limit int) (string, error) {
 }
 
 // urlFor is the DATABASE_URL of phase p's services.
-func (be *backend) urlFor(p Phase) string {
+func (be *backend) urlFor(p scenario.Phase) string {
 	if p.PgBouncer {
 		return be.pooled
 	}
@@ -130,7 +132,7 @@ func (be *backend) urlFor(p Phase) string {
 }
 
 // setLatency gives the proxy phase p's latency (none when p sets none).
-func (be *backend) setLatency(p Phase) error {
+func (be *backend) setLatency(p scenario.Phase) error {
 	if be.proxy == nil {
 		return nil
 	}
@@ -168,7 +170,7 @@ func (be *backend) close(ctx context.Context) error {
 // service answers 500s, and the figures would measure the shared database,
 // not the model. Phases that never touch the pool need one connection
 // (readiness) and a spare.
-func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.Writer) error {
+func checkConnections(ctx context.Context, adminURL string, s scenario.Scenario, log io.Writer) error {
 	need := 0
 	for _, p := range s.Phases {
 		if p.Tasks != nil {
@@ -176,7 +178,7 @@ func checkConnections(ctx context.Context, adminURL string, s Scenario, log io.W
 		}
 		pool := 0
 		if u, err := url.Parse(p.Request.Path); err == nil && (u.Path == "/orders" || u.Path == "/work/db") {
-			env := merged(s.Env, p.Env)
+			env := scenario.Merged(s.Env, p.Env)
 			if pool, err = strconv.Atoi(cmp.Or(env["DB_MAX_CONNS"], "20")); err != nil {
 				return fmt.Errorf("DB_MAX_CONNS %q: %w", env["DB_MAX_CONNS"], err)
 			}
@@ -208,4 +210,26 @@ var notWord = regexp.MustCompile(`[^a-z0-9]+`)
 // dbNameOf is the scenario's database: orderlab_scn_<name>.
 func dbNameOf(name string) string {
 	return "orderlab_scn_" + strings.Trim(notWord.ReplaceAllString(strings.ToLower(name), "_"), "_")
+}
+
+// watchTarget starts a PostgresWatch on be's database for one target's run of a
+// local run, with a PoolerWatch beside it when the run goes through
+// PgBouncer (pooled); nil when the runner did not start the services.
+func (be *backend) watchTarget(ctx context.Context, adminURL, target string, pooled bool) *observe.PostgresWatch {
+	if be == nil || be.db == nil {
+		return nil
+	}
+	logPath := ""
+	if be.cluster != nil {
+		adminURL, logPath = be.cluster.URL, be.cluster.Log()
+	}
+	role := "postgres"
+	if u, err := url.Parse(be.direct); err == nil && u.User != nil {
+		role = u.User.Username()
+	}
+	w := observe.WatchPostgres(ctx, adminURL, be.db.Name, role, logPath, target, observe.Every)
+	if pooled && be.bouncer != nil {
+		w.Pooler = observe.WatchPooler(ctx, be.bouncer.AdminURL(), be.db.Name, target, observe.Every)
+	}
+	return w
 }

@@ -1,4 +1,4 @@
-package scenario
+package setup
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/lab/knobs"
+	"github.com/orderlab/orderlab/lab/scenario"
 )
 
 // knobWait is how long a change may take to show in GET /knobs and in the
@@ -39,12 +40,6 @@ func newLiveKnobs(eps map[string]Endpoint, token string, log io.Writer) *liveKno
 	return k
 }
 
-// appliesTo reports whether the knob name exists on the target.
-func appliesTo(name, target string) bool {
-	kn, ok := knob(name)
-	return ok && (kn.Services == nil || slices.Contains(kn.Services, target))
-}
-
 // putBack is what a PATCH sends to return a knob to how it was found: its
 // value when it had been changed at runtime before the run; otherwise ""
 // (back as the service started), which keeps a knob that follows
@@ -65,7 +60,7 @@ func (k *liveKnobs) apply(ctx context.Context, targets []string, env map[string]
 			want[name] = putBack(f)
 		}
 		for name, v := range env {
-			if appliesTo(name, t) {
+			if scenario.AppliesTo(name, t) {
 				want[name] = v
 			}
 		}
@@ -75,7 +70,7 @@ func (k *liveKnobs) apply(ctx context.Context, targets []string, env map[string]
 		c := k.clients[t]
 		if c == nil {
 			return fmt.Errorf("%s: the phase sets %s, and the admin listener of %s is not known "+
-				"(-metrics %s=URL, or -lab)", t, envString(want), t, t)
+				"(-metrics %s=URL, or -lab)", t, scenario.EnvString(want), t, t)
 		}
 		have, err := c.Knobs(ctx)
 		if err != nil {
@@ -166,11 +161,11 @@ func (k *liveKnobs) restore(ctx context.Context) error {
 			err = c.Wait(ctx, back, knobWait)
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("restoring the knobs of %s (%s): %w", t, envString(back), err))
+			errs = append(errs, fmt.Errorf("restoring the knobs of %s (%s): %w", t, scenario.EnvString(back), err))
 			fmt.Fprintf(k.log, "   %s: NOT restored: %v\n", t, err)
 			continue
 		}
-		fmt.Fprintf(k.log, "   %s: restored %s\n", t, envString(back))
+		fmt.Fprintf(k.log, "   %s: restored %s\n", t, scenario.EnvString(back))
 		if _, leaked := back["LEAK_EVERY"]; leaked {
 			// Restoring LEAK_EVERY stops new leaks; the ones made stay held.
 			n, err := c.ReleaseLeaked(ctx)

@@ -1,4 +1,4 @@
-package scenario
+package setup
 
 import (
 	"context"
@@ -11,15 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/orderlab/orderlab/lab/dbproxy"
+	"github.com/orderlab/orderlab/lab/scenario"
 )
-
-// needsProxy reports whether some phase of s sets db_latency or db_stop,
-// which the lab stages with its database proxy.
-func needsProxy(s Scenario) bool {
-	return slices.ContainsFunc(s.Phases, func(p Phase) bool { return p.DBLatency != nil || stops(p) })
-}
-
-func stops(p Phase) bool { return p.DBStop != nil }
 
 // LabProxy is the running lab's database fault proxy (compose profile
 // dbproxy): Control drives it; Host is the name (host, or host:port) the
@@ -37,10 +30,10 @@ type LabProxy struct {
 // checkProxy makes sure the lab's proxy answers, that every target's
 // database URL goes through it (as GET /knobs shows DATABASE_URL, when it
 // shows it), and for a db_stop that the lab's database can be read.
-func (l *labStager) checkProxy(ctx context.Context) error {
+func (l *labSetup) checkProxy(ctx context.Context) error {
 	s := l.s
 	what := "sets db_latency"
-	if slices.ContainsFunc(s.Phases, stops) {
+	if slices.ContainsFunc(s.Phases, scenario.Stops) {
 		what = "sets db_stop"
 	}
 	if l.proxy == nil {
@@ -92,7 +85,7 @@ func ping(ctx context.Context, dsn string) error {
 
 // setProxyLatency gives the lab's proxy phase p's latency (none when p
 // sets none).
-func (l *labStager) setProxyLatency(ctx context.Context, p Phase) error {
+func (l *labSetup) setProxyLatency(ctx context.Context, p scenario.Phase) error {
 	f := dbproxy.Fault{Fault: "none"}
 	if p.DBLatency != nil && *p.DBLatency > 0 {
 		f = dbproxy.Fault{Fault: "latency", Latency: p.DBLatency.D().String()}

@@ -1,4 +1,4 @@
-package scenario
+package setup
 
 import (
 	"context"
@@ -7,20 +7,42 @@ import (
 
 	"github.com/orderlab/orderlab/lab/knobs"
 	"github.com/orderlab/orderlab/lab/local"
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/observe"
 )
 
 // localToken is the ADMIN_TOKEN of the services a local run starts: a
 // continuing phase changes their knobs with it (setKnobs).
 const localToken = "orderlab-scenario"
 
-// localStager stages a scenario on services it starts itself (BinDir),
+// Local runs a scenario on services it starts itself from BinDir (make
+// build), on free loopback ports with each phase's env, against a
+// database it creates on DatabaseURL's server (a user that may CREATE
+// DATABASE) and drops afterwards.
+type Local struct {
+	BinDir      string
+	DatabaseURL string
+}
+
+// Check: every scenario runs locally.
+func (Local) Check(scenario.Scenario) error { return nil }
+
+// Local is true: the services are the runner's own.
+func (Local) Local() bool { return true }
+
+// Setup makes the local setup of s; it starts nothing yet.
+func (m Local) Setup(_ context.Context, s scenario.Scenario, logDir string, log io.Writer) (Setup, error) {
+	return &localSetup{s: s, binDir: m.BinDir, dbURL: m.DatabaseURL, logDir: logDir, log: log, kept: map[string]*local.Lab{}}, nil
+}
+
+// localSetup runs a scenario on services it starts itself (Local),
 // against a database of its own (backend). Each target runs alone,
 // started for its run with the phase's env, and stopped after it unless
 // the next phase continues on it: meanwhile the other services hold no
 // connections and no CPU, and every run that is not a continuation starts
 // from a fresh process (a clean RSS baseline).
-type localStager struct {
-	s             Scenario
+type localSetup struct {
+	s             scenario.Scenario
 	binDir, dbURL string
 	logDir        string // the services' logs
 	log           io.Writer
@@ -29,12 +51,8 @@ type localStager struct {
 	kept          map[string]*local.Lab // by target: what a continuing phase runs on
 }
 
-func newLocalStager(r *Runner, s Scenario, logDir string) *localStager {
-	return &localStager{s: s, binDir: r.BinDir, dbURL: r.DatabaseURL, logDir: logDir, log: r.Log, kept: map[string]*local.Lab{}}
-}
-
-// phase makes the scenario's database, the first time.
-func (l *localStager) phase(ctx context.Context, _ int, env map[string]string) error {
+// Phase makes the scenario's database, the first time.
+func (l *localSetup) Phase(ctx context.Context, _ int, env map[string]string) error {
 	l.env = env
 	if l.be != nil {
 		return nil
@@ -44,10 +62,10 @@ func (l *localStager) phase(ctx context.Context, _ int, env map[string]string) e
 	return err
 }
 
-// target starts name for its run of phase i with the phase's env and
+// Target starts name for its run of phase i with the phase's env and
 // database latency, or, when the phase continues, changes the knobs the
 // phase sets on the service the phase before left running.
-func (l *localStager) target(ctx context.Context, i int, name string) (*staged, error) {
+func (l *localSetup) Target(ctx context.Context, i int, name string) (*Ready, error) {
 	p := l.s.Phases[i]
 	running := l.kept[name]
 	delete(l.kept, name)
@@ -55,7 +73,7 @@ func (l *localStager) target(ctx context.Context, i int, name string) (*staged, 
 		l.stop(name, running)
 		running = nil
 	}
-	fail := func(err error) (*staged, error) {
+	fail := func(err error) (*Ready, error) {
 		if running != nil {
 			l.stop(name, running)
 		}
@@ -76,7 +94,7 @@ func (l *localStager) target(ctx context.Context, i int, name string) (*staged, 
 		if p.PgBouncer {
 			how = "through PgBouncer, " + how
 		}
-		fmt.Fprintf(l.log, "   starting %s%s with %s\n", how, name, envString(l.env))
+		fmt.Fprintf(l.log, "   starting %s%s with %s\n", how, name, scenario.EnvString(l.env))
 		var err error
 		running, err = local.Start(ctx, local.Config{BinDir: l.binDir, Services: []string{name}, Env: l.env,
 			Database: l.be.urlFor(p), LogDir: l.logDir, Replicas: replicas, AdminToken: localToken})
@@ -89,24 +107,24 @@ func (l *localStager) target(ctx context.Context, i int, name string) (*staged, 
 		}
 	}
 	svc := running.Services[0]
-	st := &staged{url: svc.URL, metrics: svc.MetricsURL}
+	st := &Ready{URL: svc.URL, Metrics: svc.MetricsURL}
 	var front *local.Balancer
 	if len(running.Services) > 1 {
 		var err error
 		if front, err = local.Balance(running.Services); err != nil {
 			return fail(err)
 		}
-		st.url = front.URL
+		st.URL = front.URL
 		for _, other := range running.Services[1:] {
-			st.more = append(st.more, other.MetricsURL)
+			st.More = append(st.More, other.MetricsURL)
 		}
 	}
 	if p.DBStop != nil && l.be.cluster != nil {
 		o := localOutage(l.be, p.DBStop.For.D())
-		st.outage = &o
+		st.Outage = &o
 	}
 	keep := i+1 < len(l.s.Phases) && l.s.Phases[i+1].Continue
-	st.done = func(ok bool) {
+	st.Done = func(ok bool) {
 		if front != nil {
 			_ = front.Close()
 		}
@@ -119,14 +137,14 @@ func (l *localStager) target(ctx context.Context, i int, name string) (*staged, 
 	return st, nil
 }
 
-// watch watches the scenario's database, and PgBouncer when the phase
+// Watch watches the scenario's database, and PgBouncer when the phase
 // goes through it.
-func (l *localStager) watch(ctx context.Context, i int, target string) *pgWatch {
+func (l *localSetup) Watch(ctx context.Context, i int, target string) *observe.PostgresWatch {
 	return l.be.watchTarget(ctx, l.dbURL, target, l.s.Phases[i].PgBouncer)
 }
 
-// close stops what a failed run left running and drops the database.
-func (l *localStager) close(ctx context.Context) error {
+// Close stops what a failed run left running and drops the database.
+func (l *localSetup) Close(ctx context.Context) error {
 	for name, running := range l.kept {
 		l.stop(name, running)
 	}
@@ -139,10 +157,10 @@ func (l *localStager) close(ctx context.Context) error {
 
 // setKnobs changes the knobs of env that exist on target on every process
 // of running, and waits until each change shows.
-func (l *localStager) setKnobs(ctx context.Context, target string, running *local.Lab, env map[string]string) error {
+func (l *localSetup) setKnobs(ctx context.Context, target string, running *local.Lab, env map[string]string) error {
 	set := map[string]string{}
 	for name, v := range env {
-		if appliesTo(name, target) {
+		if scenario.AppliesTo(name, target) {
 			set[name] = v
 		}
 	}
@@ -158,11 +176,11 @@ func (l *localStager) setKnobs(ctx context.Context, target string, running *loca
 			return fmt.Errorf("%s: %w", svc.Name, err)
 		}
 	}
-	fmt.Fprintf(l.log, "   %s: live %s\n", target, envString(set))
+	fmt.Fprintf(l.log, "   %s: live %s\n", target, scenario.EnvString(set))
 	return nil
 }
 
-func (l *localStager) stop(name string, running *local.Lab) {
+func (l *localSetup) stop(name string, running *local.Lab) {
 	if err := running.Stop(); err != nil {
 		fmt.Fprintf(l.log, "   stopping %s: %v\n", name, err)
 	}
