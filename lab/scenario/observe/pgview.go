@@ -3,7 +3,6 @@ package observe
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,12 +72,10 @@ const Every = 250 * time.Millisecond
 // PostgresWatch samples pg_stat_activity for one target's run (WatchPostgres)
 // until Stop.
 type PostgresWatch struct {
-	cfg     *pgx.ConnConfig
-	conn    *pgx.Conn // nil after a failed sample until connected again
+	s       sampler // reconnects after a failed sample
 	db      string
 	logPath string
 	logFrom int64
-	tick    *ticker      // nil when the first sample failed
 	Pooler  *PoolerWatch // PgBouncer's view beside it, when the run goes through it
 
 	mu                        sync.Mutex
@@ -100,89 +97,40 @@ func WatchPostgres(ctx context.Context, adminURL, database, role, logPath, targe
 			w.logFrom = fi.Size()
 		}
 	}
+	// The server went away (a db_stop): count the miss and connect again
+	// at the next tick.
+	w.s = sampler{sample: w.sample, miss: w.miss, reconnect: true}
 	var err error
-	if w.cfg, err = pgx.ParseConfig(adminURL); err == nil {
-		w.cfg.RuntimeParams["application_name"] = "orderlab-scenario-runner"
-		w.conn, err = w.connect(ctx)
+	if w.s.cfg, err = pgx.ParseConfig(adminURL); err == nil {
+		w.s.cfg.RuntimeParams["application_name"] = "orderlab-scenario-runner"
+		err = w.s.connect(ctx)
 	}
 	if err == nil {
-		err = w.conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
+		err = w.s.conn.QueryRow(ctx, `SELECT current_setting('max_connections')::int,
 			current_setting('superuser_reserved_connections')::int,
 			coalesce((SELECT rolconnlimit FROM pg_roles WHERE rolname = $1), -1)`, role).
 			Scan(&w.view.MaxConnections, &w.view.Reserved, &w.view.RoleLimit)
 	}
 	if err == nil {
-		err = w.sample(ctx)
+		err = w.s.start(ctx, interval)
 	}
 	if err != nil {
 		w.view.Err = err.Error()
-		return w
 	}
-	w.tick = startTicker(ctx, interval, func() {
-		if err := w.sample(ctx); err != nil && ctx.Err() == nil {
-			// The server went away (a db_stop): count the miss and
-			// connect again at the next tick.
-			w.mu.Lock()
-			w.view.Missed++
-			w.view.Err = err.Error()
-			w.mu.Unlock()
-			if w.conn != nil {
-				_ = w.conn.Close(ctx)
-			}
-			w.conn, _ = w.connect(ctx)
-		}
-	})
 	return w
 }
 
-// ticker calls a function every interval on a goroutine of its own until
-// stopped or its context ends.
-type ticker struct {
-	quit chan struct{} // closed by stop; a call in flight finishes first
-	done chan struct{}
-}
-
-func startTicker(ctx context.Context, interval time.Duration, f func()) *ticker {
-	t := &ticker{quit: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(t.done)
-		tt := time.NewTicker(interval)
-		defer tt.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.quit:
-				return
-			case <-tt.C:
-				f()
-			}
-		}
-	}()
-	return t
-}
-
-// stop ends the calls and waits for one in flight (nothing for a nil t).
-func (t *ticker) stop() {
-	if t != nil {
-		close(t.quit)
-		<-t.done
-	}
-}
-
-// connect opens the runner's own connection to the server.
-func (w *PostgresWatch) connect(ctx context.Context) (*pgx.Conn, error) {
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	return pgx.ConnectConfig(cctx, w.cfg)
+// miss records a failed sample.
+func (w *PostgresWatch) miss(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.view.Missed++
+	w.view.Err = err.Error()
 }
 
 // sample reads pg_stat_activity once and folds it into the view.
-func (w *PostgresWatch) sample(ctx context.Context) error {
-	if w.conn == nil {
-		return errors.New("not connected")
-	}
-	rows, err := w.conn.Query(ctx, `SELECT coalesce(application_name, ''), coalesce(state, ''),
+func (w *PostgresWatch) sample(ctx context.Context, conn *pgx.Conn) error {
+	rows, err := conn.Query(ctx, `SELECT coalesce(application_name, ''), coalesce(state, ''),
 			wait_event_type IS NOT DISTINCT FROM 'Lock',
 			coalesce(extract(epoch FROM clock_timestamp() - xact_start), 0)::float8,
 			coalesce(extract(epoch FROM clock_timestamp() - state_change), 0)::float8
@@ -242,7 +190,7 @@ func (w *PostgresWatch) sample(ctx context.Context) error {
 	return nil
 }
 
-// samples is how many samples w has taken so far.
+// Samples is how many samples w has taken so far.
 func (w *PostgresWatch) Samples() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -251,14 +199,8 @@ func (w *PostgresWatch) Samples() int {
 
 // Stop takes a last sample, ends the sampling and returns the view.
 func (w *PostgresWatch) Stop(ctx context.Context) PostgresView {
-	w.tick.stop()
-	if w.conn != nil {
-		if err := w.sample(ctx); err != nil {
-			w.view.Missed++
-			w.view.Err = err.Error()
-		}
-		_ = w.conn.Close(context.WithoutCancel(ctx))
-	}
+	w.s.stop(ctx)
+	w.s.close(ctx)
 	v := w.view
 	if v.Samples > 0 {
 		n := float64(v.Samples)

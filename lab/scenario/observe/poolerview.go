@@ -54,9 +54,8 @@ type PoolerView struct {
 // PoolerWatch samples PgBouncer's SHOW POOLS for one target's run
 // (WatchPooler) until stop.
 type PoolerWatch struct {
-	conn *pgx.Conn // nil when the first connection failed
+	s    sampler
 	db   string
-	tick *ticker
 	from poolerStats
 
 	mu          sync.Mutex
@@ -76,11 +75,12 @@ type poolerStats struct {
 // before it returns. A failure is recorded in the view, not returned.
 func WatchPooler(ctx context.Context, adminURL, database, target string, interval time.Duration) *PoolerWatch {
 	w := &PoolerWatch{db: database, view: PoolerView{Target: target, IntervalSeconds: interval.Seconds()}}
-	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	conn, err := pgx.Connect(cctx, adminURL)
-	cancel()
+	w.s = sampler{sample: w.sample, miss: w.miss}
+	var err error
+	if w.s.cfg, err = pgx.ParseConfig(adminURL); err == nil {
+		err = w.s.connect(ctx)
+	}
 	if err == nil {
-		w.conn = conn
 		err = w.config(ctx)
 	}
 	if err == nil {
@@ -88,30 +88,30 @@ func WatchPooler(ctx context.Context, adminURL, database, target string, interva
 		w.statsBefore = err == nil
 	}
 	if err == nil {
-		err = w.sample(ctx)
+		err = w.s.start(ctx, interval)
 	}
 	if err != nil {
 		w.view.Err = err.Error()
-		return w
 	}
-	w.tick = startTicker(ctx, interval, func() {
-		if err := w.sample(ctx); err != nil && ctx.Err() == nil {
-			w.mu.Lock()
-			w.view.Missed++
-			w.view.Err = err.Error()
-			w.mu.Unlock()
-		}
-	})
 	return w
 }
 
-// show runs an admin console command and returns its rows by column name,
-// as text (the console speaks the simple protocol only, in text).
-func (w *PoolerWatch) show(ctx context.Context, command string) ([]map[string]string, error) {
-	if w.conn == nil {
+// miss records a failed sample.
+func (w *PoolerWatch) miss(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.view.Missed++
+	w.view.Err = err.Error()
+}
+
+// show runs an admin console command on conn (nil: not connected) and
+// returns its rows by column name, as text (the console speaks the simple
+// protocol only, in text).
+func show(ctx context.Context, conn *pgx.Conn, command string) ([]map[string]string, error) {
+	if conn == nil {
 		return nil, errors.New("not connected")
 	}
-	rows, err := w.conn.Query(ctx, command)
+	rows, err := conn.Query(ctx, command)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (w *PoolerWatch) show(ctx context.Context, command string) ([]map[string]st
 
 // config reads pool_mode and default_pool_size from SHOW CONFIG.
 func (w *PoolerWatch) config(ctx context.Context) error {
-	rows, err := w.show(ctx, "SHOW CONFIG")
+	rows, err := show(ctx, w.s.conn, "SHOW CONFIG")
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (w *PoolerWatch) config(ctx context.Context) error {
 // stats reads the database's totals from SHOW STATS (zero before its
 // first client).
 func (w *PoolerWatch) stats(ctx context.Context) (poolerStats, error) {
-	rows, err := w.show(ctx, "SHOW STATS")
+	rows, err := show(ctx, w.s.conn, "SHOW STATS")
 	if err != nil {
 		return poolerStats{}, err
 	}
@@ -162,8 +162,8 @@ func (w *PoolerWatch) stats(ctx context.Context) (poolerStats, error) {
 }
 
 // sample reads SHOW POOLS once and folds the database's pools into the view.
-func (w *PoolerWatch) sample(ctx context.Context) error {
-	rows, err := w.show(ctx, "SHOW POOLS")
+func (w *PoolerWatch) sample(ctx context.Context, conn *pgx.Conn) error {
+	rows, err := show(ctx, conn, "SHOW POOLS")
 	if err != nil {
 		return err
 	}
@@ -204,16 +204,10 @@ func (w *PoolerWatch) Peek() PoolerView {
 // Stop takes a last sample and the totals, ends the sampling and returns
 // the view.
 func (w *PoolerWatch) Stop(ctx context.Context) PoolerView {
-	w.tick.stop()
-	if w.conn == nil {
+	if !w.s.stop(ctx) {
 		return w.view
 	}
-	defer w.conn.Close(context.WithoutCancel(ctx))
-	err := w.sample(ctx)
-	if err != nil {
-		w.view.Missed++
-		w.view.Err = err.Error()
-	}
+	defer w.s.close(ctx)
 	if to, err := w.stats(ctx); err == nil && w.statsBefore {
 		w.view.Transactions = to.xacts - w.from.xacts
 		w.view.WaitSeconds = float64(to.waitU-w.from.waitU) / 1e6
