@@ -79,7 +79,7 @@ func useLab(r *runner.Runner, l *setup.Lab, getenv func(string) string) error {
 }
 
 // proxyFlags are -dbproxy, -dbproxy-host and -lab-db: the database proxy
-// through which a run stages db_latency and db_stop, for lab scenario
+// through which a run makes db_latency and db_stop, for lab scenario
 // and lab front alike.
 type proxyFlags struct{ control, host, db *string }
 

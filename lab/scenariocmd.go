@@ -31,12 +31,12 @@ OUT/<scenario>/<timestamp>.{json,md,html}. By default it starts the three
 services from -bin on free loopback ports, with each scenario's env, against
 a database it creates on -db and drops afterwards.
 
-With -lab it stages the scenario in the running compose lab instead: each
+With -lab it runs the scenario in the running compose lab instead: each
 phase's knobs applied live through the services' PATCH /knobs (ADMIN_TOKEN),
 each phase annotated on the board, every knob put back afterwards, a verdict
 per expectation and the board's URL for the run (docs/lab-scenarios.md).
 Inside compose (docker compose run --rm lab scenario NAME) -lab is the
-default. -list says which scenarios the lab can stage. With -target name=URL
+default. -list says which scenarios the lab can run. With -target name=URL
 (and -metrics name=URL, the admin listener's /metrics) it runs likewise
 against other running services; with -lab, -target moves one of the lab's
 services to other ports. A FILE.yaml is a scenario of your own, in the
@@ -70,8 +70,8 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	fs.Usage = func() { fmt.Fprint(stderr, scenarioUsage); fs.PrintDefaults() }
 	p := &scenarioPlan{}
 	r := &p.runner
-	fs.BoolVar(&p.list, "list", false, "list the scenarios (and whether the lab can stage them) and exit")
-	lab := fs.Bool("lab", inCompose(getenv), "stage the scenario in the running compose lab (the default inside compose)")
+	fs.BoolVar(&p.list, "list", false, "list the scenarios (and whether the lab can run them) and exit")
+	lab := fs.Bool("lab", inCompose(getenv), "run the scenario in the running compose lab (the default inside compose)")
 	fs.StringVar(&p.render, "render", "", "write the Markdown and HTML of a result `FILE.json` again, and exit")
 	fs.BoolVar(&r.Quick, "quick", false, "shrink the scenario by one factor (largest pool / 5: pools, clients, rates, bounds) to a few seconds a phase")
 	fs.IntVar(&r.Count, "count", 1, "run the scenario this many times over; the tables quote the median and the range")

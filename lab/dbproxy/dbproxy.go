@@ -1,6 +1,6 @@
 // Package dbproxy is the lab's database fault proxy: a TCP proxy between
 // the services and Postgres (internal/faultproxy, toxiproxy in-process)
-// with a small HTTP control API, so that `lab scenario -lab` can stage
+// with a small HTTP control API, so that `lab scenario -lab` can make
 // the database's pitfalls in the running lab (docs/lab-scenarios.md).
 //
 //	GET /fault  -> {"fault": "none"}

@@ -89,7 +89,7 @@ type fixture struct {
 
 // newFixture is the page against unbounded and semaphore (pools of 4),
 // with the two small scenarios and too-many-clients, which the lab cannot
-// stage.
+// run.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	var cat []scenario.Scenario

@@ -147,7 +147,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ok, why := scenario.InLab(sc); !ok {
-		fail(w, http.StatusUnprocessableEntity, "%s cannot be staged in the running lab: it %s", sc.Name, why)
+		fail(w, http.StatusUnprocessableEntity, "%s cannot run in the running lab: it %s", sc.Name, why)
 		return
 	}
 	by := strings.TrimSpace(req.By)

@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-// InLab says whether s can be staged against running services (the compose
+// InLab says whether s can run against running services (the compose
 // lab, lab scenario -lab) and, when it cannot, what is missing there.
 // The runner refuses such a scenario rather than measure something else.
 // A scenario that sets db_latency or db_stop needs the lab's database proxy
 // too (Runner.DBProxy), which the runner checks when it starts: why says so.
 func InLab(s Scenario) (ok bool, why string) {
 	var missing []string
-	// A cluster of its own is for db_stop, which the lab's proxy stages,
+	// A cluster of its own is for db_stop, which the lab's proxy makes,
 	// and for replicas, a role and PgBouncer, which the lab cannot change
 	// while it runs.
 	if c := s.Cluster; c != nil {
@@ -56,7 +56,7 @@ func InLab(s Scenario) (ok bool, why string) {
 }
 
 // NeedsProxy reports whether some phase of s sets db_latency or db_stop,
-// which the lab stages with its database proxy.
+// which the lab makes with its database proxy.
 func NeedsProxy(s Scenario) bool {
 	return slices.ContainsFunc(s.Phases, func(p Phase) bool { return p.DBLatency != nil || Stops(p) })
 }

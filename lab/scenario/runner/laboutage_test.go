@@ -24,7 +24,7 @@ import (
 // TestLabRunStagesDBRestartAsAnOutageOfTheLabsProxy runs db-restart (quick)
 // against a real unbounded that reaches the real Postgres through the
 // lab's database proxy (lab/dbproxy on internal/faultproxy), as -lab
-// stages it: the proxy cuts every connection and refuses new ones for the
+// runs it: the proxy cuts every connection and refuses new ones for the
 // stop's length, the keyed orders are answered 503 database-unavailable
 // meanwhile and succeed again after, the orders table backs every answer,
 // and the proxy and the knobs are as they were afterwards.

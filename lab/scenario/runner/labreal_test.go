@@ -40,7 +40,7 @@ expect:
 panels: [Pool acquire wait p99]
 `
 
-// TestLabRunAgainstTheRealServices stages a scenario on the three real
+// TestLabRunAgainstTheRealServices runs a scenario on the three real
 // services running side by side with the lab's knobs: the runner changes
 // their knobs through their own knob API, their knob gauges during the run
 // show the scenario's values, and every knob is back at the lab's value

@@ -47,7 +47,7 @@ type localSetup struct {
 	logDir        string // the services' logs
 	log           io.Writer
 	be            *backend              // made for the first phase that runs services
-	env           map[string]string     // the knobs of the phase being staged
+	env           map[string]string     // the knobs of the phase being set up
 	kept          map[string]*local.Lab // by target: what a continuing phase runs on
 }
 
