@@ -67,7 +67,7 @@ func boundKnobs(s Scenario, i int) map[string]int {
 // knobs give (the knob or the client count the full bound is, as the quick
 // run sets it, over the same hold), and every expectation stated against
 // the bound is held, for each target and phase it applies to, to that
-// quick bound (sloOf, as the runner resolves it).
+// quick bound (SLOOf, as the runner resolves it).
 func TestQuickExpectationsHoldToTheBoundOfTheQuickKnobs(t *testing.T) {
 	files, err := filepath.Glob("catalog/*.yaml")
 	if err != nil || len(files) == 0 {

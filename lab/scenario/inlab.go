@@ -11,7 +11,7 @@ import (
 // lab, lab scenario -lab) and, when it cannot, what is missing there.
 // The runner refuses such a scenario rather than measure something else.
 // A scenario that sets db_latency or db_stop needs the lab's database proxy
-// too (Runner.DBProxy), which the runner checks when it starts: why says so.
+// too (setup.Lab.DBProxy), which the runner checks when it starts: why says so.
 func InLab(s Scenario) (ok bool, why string) {
 	var missing []string
 	// A cluster of its own is for db_stop, which the lab's proxy makes,
