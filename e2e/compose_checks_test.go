@@ -156,7 +156,7 @@ func bindMounts(s types.ServiceConfig) map[string]string {
 }
 
 // checkFront checks the front page's service: started by `docker compose
-// up`, published on loopback at 8080, staging runs by the services' names
+// up`, published on loopback at 8080, running scenarios by the services' names
 // with their token, after the services and Prometheus are up; and the
 // addresses `lab front` takes inside compose (lab/frontcmd.go)
 // are compose's: prometheus:9090 and the background's -listen port.

@@ -14,7 +14,7 @@
 // compose runs it, a real Prometheus with the lab's own config and rules;
 // every panel's data with the background load alone; then overload against
 // every service, every PromQL expression of every panel, the starvation
-// signal, the alerts and the traces; last, `lab scenario -lab` stages
+// signal, the alerts and the traces; last, `lab scenario -lab` runs
 // pool-starvation and db-latency, and what they changed is checked in
 // Prometheus, in the annotations and in the knobs put back. TestLocalLab
 // runs make local-lab's script: the page's URL printed, the page driving

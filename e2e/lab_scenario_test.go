@@ -4,7 +4,7 @@ package e2e
 
 // `lab scenario -lab` in the lab as compose starts it: pool-starvation
 // (at a size the e2e can afford) and db-latency (-quick, through the
-// database proxy) staged through the services' knob API, annotated on the
+// database proxy) set up through the services' knob API, annotated on the
 // (fake) board, seen in Prometheus, and every knob put back. See TestLab.
 
 import (

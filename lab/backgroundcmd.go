@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/lab/background"
 	"github.com/orderlab/orderlab/loadtest/attack"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // backgroundPlan is a parsed background command: the lab's background load

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/metrictest"
 	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/internal/standin"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // TestBackgroundServesItsCountsUntilStopped runs the background command

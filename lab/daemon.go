@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 )
 
 // shutdownWait is how long a daemon's open requests have to finish once it

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 )
 
 // A daemon serves from the moment it listens, stops when its context ends

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/lab/dbproxy"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 const dbproxyUsage = `usage: lab dbproxy [flags]

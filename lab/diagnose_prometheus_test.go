@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/internal/proc"
 	"github.com/orderlab/orderlab/lab/diagnose"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // TestDiagnoseAgainstPrometheus runs lab diagnose against a real

@@ -9,8 +9,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/lab/diagnose"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 const diagnoseUsage = `usage: lab diagnose [flags]

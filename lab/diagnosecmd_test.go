@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 )
 
 // fakePrometheus answers the two requests of lab diagnose with rules and

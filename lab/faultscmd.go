@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/lab/faults"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 const faultsUsage = `usage: lab faults [flags]

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/dbfault"
 	"github.com/orderlab/orderlab/internal/ledger"
 	"github.com/orderlab/orderlab/lab/faults"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // The faults subcommand parses into its plan: every fault by default, a

@@ -8,10 +8,10 @@ import (
 	"net"
 	"strings"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/lab/front"
-	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
 
 const frontUsage = `usage: lab front [flags]
@@ -72,11 +72,11 @@ func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*f
 	if ip := net.ParseIP(host); !*allowRemote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 		return nil, cli.Usagef("listen", "%s is not a loopback address: give -allow-remote to serve beyond this machine", p.listen)
 	}
-	r := &p.cfg.Runner
-	if err := useLab(r, getenv); err != nil {
+	r, l := &p.cfg.Runner, &p.cfg.Lab
+	if err := useLab(r, l, getenv); err != nil {
 		return nil, err
 	}
-	r.AllowRemote = r.AllowRemote || *allowRemote
+	l.AllowRemote = l.AllowRemote || *allowRemote
 	r.Board = labBoard
 	if g := strings.TrimRight(p.cfg.Grafana, "/"); g != "" {
 		r.Board = g + "/d/" + boardUID
@@ -87,15 +87,15 @@ func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*f
 		}
 	}
 	if len(targets) > 0 {
-		r.Endpoints = map[string]scenario.Endpoint{}
+		l.Endpoints = map[string]setup.Endpoint{}
 		for name, u := range targets {
 			if metrics[name] == "" {
 				return nil, fmt.Errorf("-target %s without -metrics %s: the page needs its admin listener", name, name)
 			}
-			r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
+			l.Endpoints[name] = setup.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
 		}
 	}
-	if err := proxy.apply(r); err != nil {
+	if err := proxy.apply(l); err != nil {
 		return nil, err
 	}
 	if p.cfg.Catalog, err = catalog.All(); err != nil {

@@ -1,5 +1,5 @@
 // Command lab runs orderlab's lab around the load generator (loadtest): the
-// scenario catalog, staged on local processes or on the running compose
+// scenario catalog, run on local processes or on the running compose
 // lab, with JSON, Markdown and HTML results; the front page, where a user
 // picks a scenario and reads its verdicts; and the lab's daemons, its
 // background load and its database fault proxy; the database fault runs
@@ -21,7 +21,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 )
 
 func main() {

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

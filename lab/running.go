@@ -7,10 +7,11 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/lab/dbproxy"
-	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/runner"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 	"github.com/orderlab/orderlab/loadtest/annotate"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // labEnv is set by compose on its front, lab and loadtest services (compose.yaml): there
@@ -38,25 +39,25 @@ const labProxyHost = "dbproxy"
 // loadtest service).
 func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "compose" }
 
-// useLab points r at the running lab: inside compose by the services'
+// useLab points l at the running lab: inside compose by the services'
 // names, from the host by compose's published ports (the same as `make
 // run`'s); each phase's knobs go through the services' admin listeners
-// with the lab's token, and each phase is annotated on the board.
-func useLab(r *scenario.Runner, getenv func(string) string) error {
+// with the lab's token, and r annotates each phase on the board.
+func useLab(r *runner.Runner, l *setup.Lab, getenv func(string) string) error {
 	compose := inCompose(getenv)
-	r.Endpoints = map[string]scenario.Endpoint{}
+	l.Endpoints = map[string]setup.Endpoint{}
 	for _, s := range cli.LocalServices {
-		ep := scenario.Endpoint{URL: s.URL, MetricsURL: s.Metrics, AdminURL: strings.TrimSuffix(s.Metrics, "/metrics")}
+		ep := setup.Endpoint{URL: s.URL, MetricsURL: s.Metrics, AdminURL: strings.TrimSuffix(s.Metrics, "/metrics")}
 		if compose {
 			admin := "http://" + s.Name + ":9090"
-			ep = scenario.Endpoint{URL: "http://" + s.Name + ":8080", MetricsURL: admin + "/metrics", AdminURL: admin}
+			ep = setup.Endpoint{URL: "http://" + s.Name + ":8080", MetricsURL: admin + "/metrics", AdminURL: admin}
 		}
-		r.Endpoints[s.Name] = ep
+		l.Endpoints[s.Name] = ep
 	}
 	// Service names are not loopback addresses: remote targets are allowed
 	// inside compose only.
-	r.AllowRemote = compose
-	r.Token = cmp.Or(getenv("ADMIN_TOKEN"), labToken)
+	l.AllowRemote = compose
+	l.Token = cmp.Or(getenv("ADMIN_TOKEN"), labToken)
 	grafana := getenv("GRAFANA_URL")
 	if grafana == "" && !compose {
 		grafana = "http://admin:" + cmp.Or(getenv("GRAFANA_ADMIN_PASSWORD"), "orderlab") + "@127.0.0.1:3000"
@@ -73,12 +74,12 @@ func useLab(r *scenario.Runner, getenv func(string) string) error {
 		proxy, db = "http://dbproxy:9090", "postgres:5432"
 	}
 	db = "postgres://orderlab:" + url.QueryEscape(cmp.Or(getenv("POSTGRES_PASSWORD"), "orderlab")) + "@" + db + "/orderlab?sslmode=disable"
-	r.DBProxy = &scenario.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: labProxyHost, Database: db}
+	l.DBProxy = &setup.LabProxy{Control: &dbproxy.Client{URL: proxy}, Host: labProxyHost, Database: db}
 	return nil
 }
 
 // proxyFlags are -dbproxy, -dbproxy-host and -lab-db: the database proxy
-// through which a run stages db_latency and db_stop, for lab scenario
+// through which a run makes db_latency and db_stop, for lab scenario
 // and lab front alike.
 type proxyFlags struct{ control, host, db *string }
 
@@ -90,20 +91,24 @@ func addProxyFlags(fs *flag.FlagSet) proxyFlags {
 	}
 }
 
-// apply sets r.DBProxy from the flags given, over what useLab set.
-func (f proxyFlags) apply(r *scenario.Runner) error {
+// apply sets l.DBProxy from the flags given, over what useLab set (l nil:
+// a local run, which has no proxy: the flags are checked, then unused).
+func (f proxyFlags) apply(l *setup.Lab) error {
 	if *f.control == "" && *f.host == "" && *f.db == "" {
 		return nil
 	}
-	if r.DBProxy == nil {
-		r.DBProxy = &scenario.LabProxy{Host: labProxyHost}
+	if l == nil {
+		l = &setup.Lab{}
+	}
+	if l.DBProxy == nil {
+		l.DBProxy = &setup.LabProxy{Host: labProxyHost}
 	}
 	if *f.control != "" {
-		r.DBProxy.Control = &dbproxy.Client{URL: *f.control}
+		l.DBProxy.Control = &dbproxy.Client{URL: *f.control}
 	}
-	r.DBProxy.Host = cmp.Or(*f.host, r.DBProxy.Host)
-	r.DBProxy.Database = cmp.Or(*f.db, r.DBProxy.Database)
-	if r.DBProxy.Control == nil {
+	l.DBProxy.Host = cmp.Or(*f.host, l.DBProxy.Host)
+	l.DBProxy.Database = cmp.Or(*f.db, l.DBProxy.Database)
+	if l.DBProxy.Control == nil {
 		return cli.Usagef("dbproxy", "-dbproxy-host and -lab-db need -dbproxy URL (or -lab)")
 	}
 	return nil

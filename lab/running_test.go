@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/orderlab/orderlab/grafana/board"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
 
 func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *testing.T) {
@@ -24,11 +25,11 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := p.runner
-		ep := r.Endpoints["semaphore"]
-		if ep.URL != c.api || ep.AdminURL != c.admin || ep.MetricsURL != c.admin+"/metrics" || r.Token != c.token ||
-			r.AllowRemote != c.remote || r.Annotate == nil || !strings.HasSuffix(r.Board, "/d/"+board.PoolStarvationUID) {
-			t.Errorf("env %v, args %q: endpoint %+v, token %q, remote %v, annotate %v, board %q", c.env, c.args, ep, r.Token, r.AllowRemote, r.Annotate != nil, r.Board)
+		r, l := p.runner, p.lab
+		ep := l.Endpoints["semaphore"]
+		if ep.URL != c.api || ep.AdminURL != c.admin || ep.MetricsURL != c.admin+"/metrics" || l.Token != c.token ||
+			l.AllowRemote != c.remote || r.Annotate == nil || !strings.HasSuffix(r.Board, "/d/"+board.PoolStarvationUID) || r.Mode != l {
+			t.Errorf("env %v, args %q: endpoint %+v, token %q, remote %v, annotate %v, board %q, mode %v", c.env, c.args, ep, l.Token, l.AllowRemote, r.Annotate != nil, r.Board, r.Mode)
 		}
 	}
 	none := func(string) string { return "" }
@@ -41,7 +42,7 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := p.runner.DBProxy.Database; got != want {
+		if got := p.lab.DBProxy.Database; got != want {
 			t.Errorf("%s=%q: the lab's database %q, want %s", labEnv, env, got, want)
 		}
 	}
@@ -61,11 +62,11 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ep := p.runner.Endpoints["semaphore"]; ep.URL != "http://127.0.0.1:1" || ep.AdminURL != "http://127.0.0.1:2" ||
-		p.runner.Endpoints["pipeline"].URL != "http://127.0.0.1:8083" || p.runner.Annotate == nil {
-		t.Errorf("-lab -target semaphore=...: endpoints %+v, annotate %v", p.runner.Endpoints, p.runner.Annotate != nil)
+	if ep := p.lab.Endpoints["semaphore"]; ep.URL != "http://127.0.0.1:1" || ep.AdminURL != "http://127.0.0.1:2" ||
+		p.lab.Endpoints["pipeline"].URL != "http://127.0.0.1:8083" || p.runner.Annotate == nil {
+		t.Errorf("-lab -target semaphore=...: endpoints %+v, annotate %v", p.lab.Endpoints, p.runner.Annotate != nil)
 	}
-	if px := p.runner.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" || px.Database != "postgres://x@127.0.0.1:5/y" {
+	if px := p.lab.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" || px.Database != "postgres://x@127.0.0.1:5/y" {
 		t.Errorf("-dbproxy: %+v", px)
 	}
 	// lab front takes the same three, for the same proxy.
@@ -73,11 +74,11 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	if px := fp.cfg.Runner.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" || px.Database != "postgres://x@127.0.0.1:5/y" {
+	if px := fp.cfg.Lab.DBProxy; px == nil || px.Control.URL != "http://127.0.0.1:3" || px.Host != "127.0.0.1:4" || px.Database != "postgres://x@127.0.0.1:5/y" {
 		t.Errorf("front -dbproxy: %+v", px)
 	}
 	p, err = parseScenarioCmd([]string{"pool-starvation"}, none, io.Discard)
-	if err != nil || p.runner.Endpoints != nil || p.runner.AllowRemote {
-		t.Errorf("without -lab outside compose: endpoints %v, remote %v, %v; want a local run", p.runner.Endpoints, p.runner.AllowRemote, err)
+	if _, local := p.runner.Mode.(setup.Local); err != nil || p.lab != nil || !local {
+		t.Errorf("without -lab outside compose: lab %+v, mode %v, %v; want a local run", p.lab, p.runner.Mode, err)
 	}
 }

@@ -13,10 +13,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/result"
+	"github.com/orderlab/orderlab/lab/scenario/runner"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 	"github.com/orderlab/orderlab/loadtest/measure"
 )
 
@@ -27,12 +31,12 @@ OUT/<scenario>/<timestamp>.{json,md,html}. By default it starts the three
 services from -bin on free loopback ports, with each scenario's env, against
 a database it creates on -db and drops afterwards.
 
-With -lab it stages the scenario in the running compose lab instead: each
+With -lab it runs the scenario in the running compose lab instead: each
 phase's knobs applied live through the services' PATCH /knobs (ADMIN_TOKEN),
 each phase annotated on the board, every knob put back afterwards, a verdict
 per expectation and the board's URL for the run (docs/lab-scenarios.md).
 Inside compose (docker compose run --rm lab scenario NAME) -lab is the
-default. -list says which scenarios the lab can stage. With -target name=URL
+default. -list says which scenarios the lab can run. With -target name=URL
 (and -metrics name=URL, the admin listener's /metrics) it runs likewise
 against other running services; with -lab, -target moves one of the lab's
 services to other ports. A FILE.yaml is a scenario of your own, in the
@@ -51,7 +55,11 @@ type scenarioPlan struct {
 	render string              // -render: draw a stored result again
 	list   bool                // -list: print the catalog
 	todo   []scenario.Scenario // run these with runner
-	runner scenario.Runner
+	runner runner.Runner
+	// Where runner's Mode runs them: on running services (lab), or, when
+	// lab is nil, on services of its own (local).
+	lab   *setup.Lab
+	local setup.Local
 }
 
 // parseScenarioCmd reads the scenario subcommand's command line and
@@ -62,8 +70,8 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	fs.Usage = func() { fmt.Fprint(stderr, scenarioUsage); fs.PrintDefaults() }
 	p := &scenarioPlan{}
 	r := &p.runner
-	fs.BoolVar(&p.list, "list", false, "list the scenarios (and whether the lab can stage them) and exit")
-	lab := fs.Bool("lab", inCompose(getenv), "stage the scenario in the running compose lab (the default inside compose)")
+	fs.BoolVar(&p.list, "list", false, "list the scenarios (and whether the lab can run them) and exit")
+	lab := fs.Bool("lab", inCompose(getenv), "run the scenario in the running compose lab (the default inside compose)")
 	fs.StringVar(&p.render, "render", "", "write the Markdown and HTML of a result `FILE.json` again, and exit")
 	fs.BoolVar(&r.Quick, "quick", false, "shrink the scenario by one factor (largest pool / 5: pools, clients, rates, bounds) to a few seconds a phase")
 	fs.IntVar(&r.Count, "count", 1, "run the scenario this many times over; the tables quote the median and the range")
@@ -72,8 +80,8 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 		out = "/tmp/orderlab-results" // the container's; mount a directory here to keep them
 	}
 	fs.StringVar(&r.Out, "out", out, "results directory")
-	fs.StringVar(&r.BinDir, "bin", "bin", "directory of the built services (make build)")
-	fs.StringVar(&r.DatabaseURL, "db", cmp.Or(getenv("DATABASE_URL"), pgdb.DefaultURL),
+	fs.StringVar(&p.local.BinDir, "bin", "bin", "directory of the built services (make build)")
+	fs.StringVar(&p.local.DatabaseURL, "db", cmp.Or(getenv("DATABASE_URL"), pgdb.DefaultURL),
 		"Postgres URL of a user that may CREATE DATABASE (default $DATABASE_URL)")
 	fs.DurationVar(&r.Pause, "pause", 0, fmt.Sprintf("pause between targets (default %s, quick 200ms)", measure.DefaultPause))
 	targets, metrics := map[string]string{}, map[string]string{}
@@ -96,26 +104,30 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 		}
 	}
 	if *lab {
-		if err := useLab(r, getenv); err != nil {
+		p.lab = &setup.Lab{}
+		if err := useLab(r, p.lab, getenv); err != nil {
 			return nil, err
 		}
 	} else if len(targets) > 0 {
-		r.Endpoints = map[string]scenario.Endpoint{}
-		r.Token = getenv("ADMIN_TOKEN")
+		p.lab = &setup.Lab{Endpoints: map[string]setup.Endpoint{}, Token: getenv("ADMIN_TOKEN")}
 	}
 	// With -lab, -target moves a service of the lab to other ports (a lab
 	// published elsewhere, or the e2e's).
 	for name, u := range targets {
-		if _, known := r.Endpoints[name]; *lab && !known {
+		if _, known := p.lab.Endpoints[name]; *lab && !known {
 			return nil, cli.Usagef("target", "%s: the lab's services are %s", name, strings.Join(scenario.Services, ", "))
 		}
 		if *lab && metrics[name] == "" {
 			return nil, cli.Usagef("metrics", "-lab -target %s=URL needs -metrics %s=URL (its admin listener's /metrics)", name, name)
 		}
-		r.Endpoints[name] = scenario.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
+		p.lab.Endpoints[name] = setup.Endpoint{URL: u, MetricsURL: metrics[name], AdminURL: strings.TrimSuffix(metrics[name], "/metrics")}
 	}
-	if err := proxy.apply(r); err != nil {
+	if err := proxy.apply(p.lab); err != nil {
 		return nil, err
+	}
+	r.Mode = p.local
+	if p.lab != nil {
+		r.Mode = p.lab
 	}
 	if p.todo, err = pick(names); err != nil {
 		return nil, err
@@ -182,7 +194,7 @@ func left(todo []scenario.Scenario, quick bool) time.Duration {
 func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) int {
 	switch {
 	case p.render != "":
-		files, err := scenario.Render(p.render)
+		files, err := render.Render(p.render)
 		if err != nil {
 			fmt.Fprintf(stderr, "lab scenario: %v\n", err)
 			return cli.ExitFail
@@ -224,7 +236,7 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 		}
 		res, files, err := r.Run(ctx, s)
 		if res != nil {
-			if err := scenario.WriteMarkdown(stdout, res); err != nil {
+			if err := render.WriteMarkdown(stdout, res); err != nil {
 				fmt.Fprintf(stderr, "lab scenario: %v\n", err)
 			}
 			fmt.Fprintf(stdout, "\nwrote %s, %s, %s (%.0f s)\n", files.JSON, files.Markdown, files.HTML, res.Elapsed)
@@ -233,7 +245,7 @@ func (p *scenarioPlan) execute(ctx context.Context, stdout, stderr io.Writer) in
 			}
 			fmt.Fprintln(stdout)
 		}
-		if res != nil && slices.ContainsFunc(scenario.VerdictsOf(res), func(v scenario.Verdict) bool { return v.Mark == scenario.VerdictMissed }) {
+		if res != nil && slices.ContainsFunc(result.VerdictsOf(res), func(v result.Verdict) bool { return v.Mark == result.VerdictMissed }) {
 			code = max(code, exitMissed)
 		}
 		if err != nil {

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // TestScenarioDatabaseComesFromTheEnvironmentItIsGiven: -db defaults to
@@ -29,8 +29,8 @@ func TestScenarioDatabaseComesFromTheEnvironmentItIsGiven(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.runner.DatabaseURL != c.want || len(p.todo) != 1 || p.todo[0].Name != "burst-1000" {
-			t.Errorf("env %v, args %q: database %q, scenarios %d; want %q and burst-1000", c.env, c.args, p.runner.DatabaseURL, len(p.todo), c.want)
+		if p.local.DatabaseURL != c.want || len(p.todo) != 1 || p.todo[0].Name != "burst-1000" {
+			t.Errorf("env %v, args %q: database %q, scenarios %d; want %q and burst-1000", c.env, c.args, p.local.DatabaseURL, len(p.todo), c.want)
 		}
 	}
 }

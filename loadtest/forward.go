@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 )
 
 // labStopWait is how long a forwarded lab mode has, once told to stop, to

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
-	"github.com/orderlab/orderlab/loadtest/chart"
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
@@ -203,17 +203,17 @@ func writeJSON(path string, rep *report.Report) error {
 // warnings as an HTML page.
 func writeHTML(path string, rep *report.Report) error {
 	head, rows := report.Table(rep.Runs)
-	page := chart.Page{
+	page := htmlreport.Page{
 		Title:    "loadtest " + rep.Mode,
 		Subtitle: fmt.Sprintf("%s, %s/%s, %d CPUs, %s", rep.StartedAt.Format(time.RFC3339), rep.Host.OS, rep.Host.Arch, rep.Host.CPUs, strings.Join(rep.Args, " ")),
 		Notes:    report.Warnings(rep.Runs),
-		Sections: []chart.Section{{Title: "Runs", Head: head, Rows: rows}},
+		Sections: []htmlreport.Section{{Title: "Runs", Head: head, Rows: rows}},
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	err = chart.Write(f, page)
+	err = htmlreport.Write(f, page)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/standin"
 	"github.com/orderlab/orderlab/loadtest/annotate"
 	"github.com/orderlab/orderlab/loadtest/attack"
-	"github.com/orderlab/orderlab/loadtest/cli"
 	"github.com/orderlab/orderlab/loadtest/measure"
 )
 

@@ -19,7 +19,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 )
 
 func main() {

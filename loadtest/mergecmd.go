@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/orderlab/orderlab/loadtest/cli"
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 

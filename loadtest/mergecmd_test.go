@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/internal/standin"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // TestShardedOpenRunsMerge runs one open schedule (POST /orders, 300/s for

@@ -3,8 +3,8 @@ package main
 import (
 	"strings"
 
+	"github.com/orderlab/orderlab/internal/cli"
 	"github.com/orderlab/orderlab/loadtest/attack"
-	"github.com/orderlab/orderlab/loadtest/cli"
 )
 
 // target is one service to put under load.

@@ -39,7 +39,7 @@ const (
 )
 
 // TestComposeLab brings the lab up as the README does and checks it from
-// the host, stages every scenario the catalog marks "in the lab", then
+// the host, runs every scenario the catalog marks "in the lab", then
 // takes it through a rebuild, a restart and its removal. The steps share
 // one lab, in order; a step that fails stops the test, with the failing
 // service's last log lines.
@@ -204,7 +204,7 @@ func checkFront(t *testing.T, l *composeLab) {
 	var catalog []map[string]any
 	getJSON(t, frontURL+"/api/catalog", &catalog)
 	if len(catalog) < len(inLab(t)) {
-		t.Errorf("front: the catalog lists %d scenarios, the lab stages %d%s", len(catalog), len(inLab(t)), l.logs("front"))
+		t.Errorf("front: the catalog lists %d scenarios, the lab runs %d%s", len(catalog), len(inLab(t)), l.logs("front"))
 	}
 }
 

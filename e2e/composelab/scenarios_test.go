@@ -29,7 +29,7 @@ const (
 	proxyScenario = "docker compose run --rm lab scenario db-latency"
 )
 
-// labScenario is a catalog scenario the lab stages, and whether it needs
+// labScenario is a catalog scenario the lab runs, and whether it needs
 // the database proxy (compose profile dbproxy).
 type labScenario struct {
 	scenario.Scenario
@@ -81,7 +81,7 @@ func allKnobs(t *testing.T) map[string]map[string]knobs.Knob {
 func runScenario(t *testing.T, l *composeLab, timeout time.Duration, name string, args ...string) {
 	t.Helper()
 	before := allKnobs(t)
-	// Exit 1 is a missed expectation: the run was staged to its end, and a
+	// Exit 1 is a missed expectation: the run went to its end, and a
 	// verdict is the scenario's business, not the lab's (quick runs on a
 	// loaded machine miss some). Anything else is a run that did not finish.
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
@@ -94,7 +94,7 @@ func runScenario(t *testing.T, l *composeLab, timeout time.Duration, name string
 	case err == nil:
 		t.Logf("%s: every expectation met (%s)", name, time.Since(start).Round(time.Second))
 	case errors.As(err, &exit) && exit.ExitCode() == 1:
-		t.Logf("%s: staged, an expectation missed (%s):\n%s", name, time.Since(start).Round(time.Second), tail(out, 12))
+		t.Logf("%s: ran, an expectation missed (%s):\n%s", name, time.Since(start).Round(time.Second), tail(out, 12))
 	default:
 		t.Fatalf("docker compose %s: %v\n%s%s", strings.Join(cmd, " "), err, tail(out, 40), l.logs(append([]string{"lab"}, modelNames...)...))
 	}
@@ -108,7 +108,7 @@ func runScenario(t *testing.T, l *composeLab, timeout time.Duration, name string
 	}
 }
 
-// runLabScenarios stages every in-the-lab scenario quick. Those that need
+// runLabScenarios runs every in-the-lab scenario quick. Those that need
 // the database proxy run last, after the dbproxy recipe of
 // docs/lab-scenarios.md; the lab is then put back on postgres:5432.
 func runLabScenarios(t *testing.T, l *composeLab) {
@@ -153,7 +153,7 @@ func checkDocRecipe(t *testing.T) {
 	}
 }
 
-// runFullScenario stages the shortest in-the-lab scenario that needs no
+// runFullScenario runs the shortest in-the-lab scenario that needs no
 // proxy at its full size.
 func runFullScenario(t *testing.T, l *composeLab) {
 	var best labScenario
@@ -170,7 +170,7 @@ func runFullScenario(t *testing.T, l *composeLab) {
 		}
 	}
 	if shortest == 0 {
-		t.Fatal("no scenario to stage at full size")
+		t.Fatal("no scenario to run at full size")
 	}
 	t.Logf("%s: %s of load a target", best.Name, shortest)
 	runScenario(t, l, 30*time.Minute, best.Name)

@@ -1,6 +1,6 @@
 // Package dbproxy is the lab's database fault proxy: a TCP proxy between
 // the services and Postgres (internal/faultproxy, toxiproxy in-process)
-// with a small HTTP control API, so that `lab scenario -lab` can stage
+// with a small HTTP control API, so that `lab scenario -lab` can make
 // the database's pitfalls in the running lab (docs/lab-scenarios.md).
 //
 //	GET /fault  -> {"fault": "none"}
@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/faultproxy"
+	"github.com/orderlab/orderlab/internal/httpjson"
 )
 
 // Fault is the proxy's state.
@@ -123,42 +124,39 @@ type Client struct {
 
 // Set replaces the proxy's fault.
 func (c *Client) Set(ctx context.Context, f Fault) error {
-	b, err := json.Marshal(f)
-	if err != nil {
-		return err
-	}
-	_, err = c.do(ctx, http.MethodPut, b)
+	_, err := c.do(ctx, http.MethodPut, &f)
 	return err
 }
 
 // Get returns the proxy's fault.
 func (c *Client) Get(ctx context.Context) (Fault, error) {
 	var f Fault
-	msg, err := c.do(ctx, http.MethodGet, nil)
+	a, err := c.do(ctx, http.MethodGet, nil)
 	if err == nil {
-		err = json.Unmarshal(msg, &f)
+		err = a.Decode(&f)
 	}
 	return f, err
 }
 
-// do sends body (nil: none) to /fault and returns the answer's body.
-func (c *Client) do(ctx context.Context, method string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+"/fault", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
+// do sends f (nil: nothing) to /fault and returns the answer.
+func (c *Client) do(ctx context.Context, method string, f *Fault) (httpjson.Answer, error) {
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: 5 * time.Second}
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("dbproxy: %w", err)
+	var in any
+	sent := ""
+	if f != nil {
+		in = f
+		b, _ := json.Marshal(f)
+		sent = string(b)
 	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("dbproxy: %s /fault %s: %s %s", method, body, resp.Status, bytes.TrimSpace(msg))
+	a, err := httpjson.Do(ctx, hc, method, strings.TrimRight(c.URL, "/")+"/fault", nil, in, 4096)
+	if err != nil && a.Code == 0 {
+		return a, fmt.Errorf("dbproxy: %w", err)
 	}
-	return msg, nil
+	if a.Code != http.StatusOK {
+		return a, fmt.Errorf("dbproxy: %s /fault %s: %s %s", method, sent, a.Status, bytes.TrimSpace(a.Body))
+	}
+	return a, nil
 }

@@ -13,12 +13,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/orderlab/orderlab/internal/httpjson"
 )
 
 // PitfallLabel is the label that makes an alerting rule a pitfall rule;
@@ -142,19 +143,14 @@ func (c client) get(ctx context.Context, path string, q url.Values, v any) error
 	if len(q) > 0 {
 		u += "?" + q.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
+	resp, err := httpjson.Do(ctx, c.hc, http.MethodGet, u, nil, nil, maxAnswer)
+	if err != nil && resp.Code == 0 {
 		return err
 	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", u, err)
 	}
+	body := resp.Body
 	var answer struct {
 		Status string          `json:"status"`
 		Error  string          `json:"error"`

@@ -21,7 +21,7 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		says         string
 	}{
 		{"POST", "/api/runs", startRequest{Scenario: "no-such"}, http.StatusNotFound, `no scenario \"no-such\"`},
-		{"POST", "/api/runs", startRequest{Scenario: "too-many-clients"}, http.StatusUnprocessableEntity, "cannot be staged in the running lab"},
+		{"POST", "/api/runs", startRequest{Scenario: "too-many-clients"}, http.StatusUnprocessableEntity, "cannot run in the running lab"},
 		{"POST", "/api/runs", `{"scenario": "short", "fast": true}`, http.StatusBadRequest, "unknown field"},
 		{"POST", "/api/runs", `not json`, http.StatusBadRequest, "want {"},
 		{"POST", "/api/runs/current/stop", nil, http.StatusConflict, "no run in progress"},

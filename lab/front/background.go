@@ -39,8 +39,8 @@ func (s *Server) background(w http.ResponseWriter, r *http.Request, method strin
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
-		if s.cfg.Runner.Token != "" {
-			req.Header.Set("Authorization", "Bearer "+s.cfg.Runner.Token)
+		if s.cfg.Lab.Token != "" {
+			req.Header.Set("Authorization", "Bearer "+s.cfg.Lab.Token)
 		}
 	}
 	resp, err := s.cfg.HTTP.Do(req)

@@ -25,7 +25,7 @@ type Entry struct {
 	Expect  []scenario.Expectation `json:"expect"`
 	Panels  []string               `json:"panels"`
 	Fix     string                 `json:"fix"`
-	// InLab says whether the running lab can stage it; Why says what is
+	// InLab says whether the running lab can run it; Why says what is
 	// missing, or what it needs besides (the database proxy).
 	InLab bool   `json:"in_lab"`
 	Why   string `json:"why,omitempty"`

@@ -24,6 +24,8 @@ import (
 	"github.com/orderlab/orderlab/lab/local"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
+	"github.com/orderlab/orderlab/lab/scenario/runner"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
 
 // The API against the real services, started as the lab runs them (one
@@ -87,7 +89,7 @@ type fixture struct {
 
 // newFixture is the page against unbounded and semaphore (pools of 4),
 // with the two small scenarios and too-many-clients, which the lab cannot
-// stage.
+// run.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	var cat []scenario.Scenario
@@ -138,11 +140,11 @@ func startFixture(t *testing.T, cfg fixtureConfig) *fixture {
 	// replaces while a knob changes, want more connections than a server
 	// shared with the other packages' tests can spare.
 	db := pgtest.NewOn(t, pgtest.NewCluster(t, "max_connections=200").URL)
-	runner := scenario.Runner{Token: token, Out: t.TempDir(), Pause: 50 * time.Millisecond,
-		Board: "http://grafana.test/d/orderlab-pool-starvation", Endpoints: map[string]scenario.Endpoint{}}
+	lab := setup.Lab{Token: token, Endpoints: map[string]setup.Endpoint{}}
+	r := runner.Runner{Out: t.TempDir(), Pause: 50 * time.Millisecond, Board: "http://grafana.test/d/orderlab-pool-starvation"}
 	servicesDB := db
 	if cfg.proxy {
-		servicesDB, runner.DBProxy = startProxy(t, db)
+		servicesDB, lab.DBProxy = startProxy(t, db)
 	}
 	env := map[string]string{"ADMIN_TOKEN": token, "SHUTDOWN_TIMEOUT": "2s"}
 	maps.Copy(env, cfg.env)
@@ -154,12 +156,12 @@ func startFixture(t *testing.T, cfg fixtureConfig) *fixture {
 	f := &fixture{t: t, admin: map[string]string{}, rates: background.NewRates(4, cfg.services...)}
 	for i, svc := range running.Services {
 		admin := strings.TrimSuffix(svc.MetricsURL, "/metrics")
-		runner.Endpoints[cfg.services[i]] = scenario.Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: admin}
+		lab.Endpoints[cfg.services[i]] = setup.Endpoint{URL: svc.URL, MetricsURL: svc.MetricsURL, AdminURL: admin}
 		f.admin[cfg.services[i]] = admin
 	}
 	bg := httptest.NewServer(f.rates.Handler(token, nil))
 	t.Cleanup(bg.Close)
-	f.srv, err = New(Config{Catalog: cfg.catalog, Background: bg.URL, Keep: 2, Log: testLog{t}, Runner: runner})
+	f.srv, err = New(Config{Catalog: cfg.catalog, Background: bg.URL, Keep: 2, Log: testLog{t}, Runner: r, Lab: lab})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func startFixture(t *testing.T, cfg fixtureConfig) *fixture {
 // in front of db's server: it returns db's URL through the proxy, for the
 // services, and the proxy as the runner reaches it (db itself for the
 // ledger check of db_stop).
-func startProxy(t *testing.T, db string) (string, *scenario.LabProxy) {
+func startProxy(t *testing.T, db string) (string, *setup.LabProxy) {
 	t.Helper()
 	u, err := url.Parse(db)
 	if err != nil {
@@ -187,7 +189,7 @@ func startProxy(t *testing.T, db string) (string, *scenario.LabProxy) {
 	control := httptest.NewServer(dbproxy.NewServer(px))
 	t.Cleanup(control.Close)
 	u.Host = px.Addr
-	return u.String(), &scenario.LabProxy{Control: &dbproxy.Client{URL: control.URL}, Host: px.Addr, Database: db}
+	return u.String(), &setup.LabProxy{Control: &dbproxy.Client{URL: control.URL}, Host: px.Addr, Database: db}
 }
 
 type testLog struct{ t *testing.T }
@@ -259,8 +261,8 @@ func (f *fixture) waitRunWithin(id int, within time.Duration, what string, cond 
 // reaches: enough for what is answered before any service is asked.
 func offlineServer(t *testing.T) *Server {
 	t.Helper()
-	srv, err := New(Config{Catalog: []scenario.Scenario{{Name: "x"}}, Runner: scenario.Runner{Out: t.TempDir(),
-		Endpoints: map[string]scenario.Endpoint{"unbounded": {AdminURL: "http://127.0.0.1:1"}}}})
+	srv, err := New(Config{Catalog: []scenario.Scenario{{Name: "x"}}, Runner: runner.Runner{Out: t.TempDir()},
+		Lab: setup.Lab{Endpoints: map[string]setup.Endpoint{"unbounded": {AdminURL: "http://127.0.0.1:1"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

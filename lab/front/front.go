@@ -50,15 +50,22 @@ import (
 
 	"github.com/orderlab/orderlab/lab/knobs"
 	"github.com/orderlab/orderlab/lab/scenario"
-	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/runner"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
 // Config is what the page drives.
 type Config struct {
-	// Runner is the template of every run: Endpoints (each with its
-	// AdminURL), Token, Annotate, Board, DBProxy, AllowRemote and Out, as
-	// `lab scenario -lab` sets them. Quick, Log and Progress are set per run.
-	Runner scenario.Runner
+	// Lab is where every run runs: the services' Endpoints (each with its
+	// AdminURL), Token, DBProxy and AllowRemote, as `lab scenario -lab`
+	// sets them.
+	Lab setup.Lab
+	// Runner is the template of every run: Annotate, Board and Out, as
+	// `lab scenario -lab` sets them. Its Mode is Lab; Quick, Log and
+	// Progress are set per run.
+	Runner runner.Runner
 	// Catalog is every scenario the page offers, in order.
 	Catalog []scenario.Scenario
 	// Prometheus is the base URL of the lab's Prometheus (query_range).
@@ -100,10 +107,10 @@ type Server struct {
 
 // New checks cfg and returns the server.
 func New(cfg Config) (*Server, error) {
-	if len(cfg.Runner.Endpoints) == 0 {
-		return nil, errors.New("front: no services (Runner.Endpoints)")
+	if len(cfg.Lab.Endpoints) == 0 {
+		return nil, errors.New("front: no services (Lab.Endpoints)")
 	}
-	for name, ep := range cfg.Runner.Endpoints {
+	for name, ep := range cfg.Lab.Endpoints {
 		if ep.AdminURL == "" {
 			return nil, fmt.Errorf("front: %s has no admin listener (Endpoint.AdminURL)", name)
 		}
@@ -155,7 +162,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /echarts.min.js", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		w.Header().Set("Cache-Control", "max-age=86400")
-		_, _ = io.WriteString(w, chart.EChartsJS())
+		_, _ = io.WriteString(w, htmlreport.EChartsJS())
 	})
 	m.HandleFunc("GET /api/config", s.getConfig)
 	m.HandleFunc("GET /api/catalog", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.catalog) })
@@ -163,8 +170,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/runs", s.startRun)
 	m.HandleFunc("GET /api/runs/{id}", s.getRun)
 	m.HandleFunc("POST /api/runs/current/stop", s.stopRun)
-	m.HandleFunc("GET /api/runs/{id}/report.html", s.report(func(f scenario.Files) string { return f.HTML }))
-	m.HandleFunc("GET /api/runs/{id}/report.json", s.report(func(f scenario.Files) string { return f.JSON }))
+	m.HandleFunc("GET /api/runs/{id}/report.html", s.report(func(f render.Files) string { return f.HTML }))
+	m.HandleFunc("GET /api/runs/{id}/report.json", s.report(func(f render.Files) string { return f.JSON }))
 	m.HandleFunc("GET /api/runs/{id}/series", s.series)
 	m.HandleFunc("GET /api/knobs", s.getKnobs)
 	m.HandleFunc("PATCH /api/knobs/{service}", s.patchKnobs)
@@ -178,7 +185,7 @@ func (s *Server) routes() {
 
 // services are the lab's services, sorted as the catalog names them.
 func (s *Server) services() []string {
-	names := slices.Collect(maps.Keys(s.cfg.Runner.Endpoints))
+	names := slices.Collect(maps.Keys(s.cfg.Lab.Endpoints))
 	slices.SortFunc(names, func(a, b string) int {
 		return cmp.Or(cmp.Compare(rank(a), rank(b)), strings.Compare(a, b))
 	})
@@ -204,7 +211,7 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) knobClient(name string) *knobs.Client {
-	return &knobs.Client{Admin: s.cfg.Runner.Endpoints[name].AdminURL, Token: s.cfg.Runner.Token, HTTP: s.cfg.HTTP}
+	return &knobs.Client{Admin: s.cfg.Lab.Endpoints[name].AdminURL, Token: s.cfg.Lab.Token, HTTP: s.cfg.HTTP}
 }
 
 // problem is the API's error answer.

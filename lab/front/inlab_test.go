@@ -14,34 +14,34 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
-// TestEveryStageableScenarioRunsQuickFromThePage: every scenario of the
-// catalog that the lab can stage, started from the page's API in quick
+// TestEveryInLabScenarioRunsQuickFromThePage: every scenario of the
+// catalog that the lab can run, started from the page's API in quick
 // mode against the three services behind the lab's database proxy, runs to
 // its end (done, no error, a verdict for each expectation, its report), and
 // leaves the knobs as they were. A missed expectation is the run's answer,
 // not a failure; a run that does not finish is.
-func TestEveryStageableScenarioRunsQuickFromThePage(t *testing.T) {
-	all, stageable := stageableScenarios(t)
+func TestEveryInLabScenarioRunsQuickFromThePage(t *testing.T) {
+	all, inLab := inLabScenarios(t)
 	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
-	runEach(t, f, stageable, func(s scenario.Scenario, done Run) {})
+	runEach(t, f, inLab, func(s scenario.Scenario, done Run) {})
 }
 
-// TestEveryStageableScenarioStagesAtFullSizeFromThePage: the same at full
+// TestEveryInLabScenarioRunsAtFullSizeFromThePage: the same at full
 // size: every pool, dependent knob, client count, rate and bound as the
 // scenario states it, so that a knob the services refuse at full size
 // (a pipeline's workers above its pool, say) fails here. Only the time is
 // cut: each scenario is given a quick factor of 1, which shortens its
 // phases to a few seconds (a db_stop phase keeps its outage) and shrinks
 // nothing; each phase's bound on the page is the full-size one.
-func TestEveryStageableScenarioStagesAtFullSizeFromThePage(t *testing.T) {
-	all, stageable := stageableScenarios(t)
-	for _, ss := range [][]scenario.Scenario{all, stageable} {
+func TestEveryInLabScenarioRunsAtFullSizeFromThePage(t *testing.T) {
+	all, inLab := inLabScenarios(t)
+	for _, ss := range [][]scenario.Scenario{all, inLab} {
 		for i := range ss {
 			ss[i].QuickFactor = 1
 		}
 	}
 	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
-	runEach(t, f, stageable, func(s scenario.Scenario, done Run) {
+	runEach(t, f, inLab, func(s scenario.Scenario, done Run) {
 		if done.Title != s.Title {
 			t.Errorf("%s: title %q, want the full-size %q", s.Name, done.Title, s.Title)
 		}
@@ -56,8 +56,8 @@ func TestEveryStageableScenarioStagesAtFullSizeFromThePage(t *testing.T) {
 	})
 }
 
-// stageableScenarios is the catalog and those of it the lab can stage.
-func stageableScenarios(t *testing.T) (all, stageable []scenario.Scenario) {
+// inLabScenarios is the catalog and those of it the lab can run.
+func inLabScenarios(t *testing.T) (all, inLab []scenario.Scenario) {
 	t.Helper()
 	all, err := catalog.All()
 	if err != nil {
@@ -65,13 +65,13 @@ func stageableScenarios(t *testing.T) (all, stageable []scenario.Scenario) {
 	}
 	for _, s := range all {
 		if ok, _ := scenario.InLab(s); ok {
-			stageable = append(stageable, s)
+			inLab = append(inLab, s)
 		}
 	}
-	if len(stageable) < len(all)/2 {
-		t.Fatalf("%d of %d scenarios can be staged in the lab", len(stageable), len(all))
+	if len(inLab) < len(all)/2 {
+		t.Fatalf("%d of %d scenarios can run in the lab", len(inLab), len(all))
 	}
-	return all, stageable
+	return all, inLab
 }
 
 // runEach starts each scenario from f's page in quick mode, one after the

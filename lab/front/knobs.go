@@ -20,7 +20,7 @@ const knobWait = 15 * time.Second
 
 // knobsJSON is a service's GET /knobs, as it wrote it.
 func (s *Server) knobsJSON(ctx context.Context, service string) ([]byte, error) {
-	c := &knobs.Client{Admin: s.cfg.Runner.Endpoints[service].AdminURL, HTTP: s.cfg.HTTP}
+	c := &knobs.Client{Admin: s.cfg.Lab.Endpoints[service].AdminURL, HTTP: s.cfg.HTTP}
 	return c.GetJSON(ctx)
 }
 
@@ -52,7 +52,7 @@ func (s *Server) getKnobs(w http.ResponseWriter, r *http.Request) {
 // service's reasons. The service applies all of a change or none.
 func (s *Server) patchKnobs(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("service")
-	ep, ok := s.cfg.Runner.Endpoints[name]
+	ep, ok := s.cfg.Lab.Endpoints[name]
 	if !ok {
 		fail(w, http.StatusNotFound, "no service %q (have %s)", name, strings.Join(s.services(), ", "))
 		return
@@ -70,8 +70,8 @@ func (s *Server) patchKnobs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if s.cfg.Runner.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.cfg.Runner.Token)
+	if s.cfg.Lab.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.cfg.Lab.Token)
 	}
 	resp, err := s.cfg.HTTP.Do(req)
 	if err != nil {

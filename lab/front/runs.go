@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/lab/scenario"
-	"github.com/orderlab/orderlab/loadtest/chart"
+	"github.com/orderlab/orderlab/lab/scenario/render"
+	"github.com/orderlab/orderlab/lab/scenario/result"
+	"github.com/orderlab/orderlab/lab/scenario/runner"
+	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
 // Run states.
@@ -46,14 +49,14 @@ type Run struct {
 	Error       string       `json:"error,omitempty"`
 	// Board opens the board on the run's range: up to now, refreshing,
 	// while it runs; its exact range once it ended.
-	Board    string             `json:"board,omitempty"`
-	Verdicts []scenario.Verdict `json:"verdicts,omitempty"`
+	Board    string           `json:"board,omitempty"`
+	Verdicts []result.Verdict `json:"verdicts,omitempty"`
 	// Picture is the verdict's figures as one chart draws them, Drawing
 	// that chart (the ECharts option the report draws too), and
 	// Conclusion the verdicts in a sentence, once the run ended.
-	Picture    *scenario.Picture `json:"picture,omitempty"`
-	Drawing    *chart.Drawing    `json:"picture_drawing,omitempty"`
-	Conclusion string            `json:"conclusion,omitempty"`
+	Picture    *result.Picture     `json:"picture,omitempty"`
+	Drawing    *htmlreport.Drawing `json:"picture_drawing,omitempty"`
+	Conclusion string              `json:"conclusion,omitempty"`
 	// Explanation is what the scenario expects of each target, and Fix the
 	// remedy, from the catalog.
 	Explanation []string `json:"explanation,omitempty"`
@@ -91,7 +94,7 @@ type Links struct {
 type runState struct {
 	mu     sync.Mutex
 	run    Run
-	files  scenario.Files
+	files  render.Files
 	cancel context.CancelFunc
 	done   chan struct{}
 	log    logTail
@@ -144,7 +147,7 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ok, why := scenario.InLab(sc); !ok {
-		fail(w, http.StatusUnprocessableEntity, "%s cannot be staged in the running lab: it %s", sc.Name, why)
+		fail(w, http.StatusUnprocessableEntity, "%s cannot run in the running lab: it %s", sc.Name, why)
 		return
 	}
 	by := strings.TrimSpace(req.By)
@@ -202,8 +205,9 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 	defer s.wg.Done()
 	defer close(rs.done)
 	r := s.cfg.Runner
+	r.Mode = &s.cfg.Lab
 	r.Quick, r.Count, r.Log = quick, 1, &rs.log
-	r.Progress = func(ev scenario.PhaseEvent) {
+	r.Progress = func(ev runner.PhaseEvent) {
 		rs.mu.Lock()
 		defer rs.mu.Unlock()
 		if ev.Ended {
@@ -218,7 +222,7 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 		rs.run.Phase = p
 		rs.run.PhaseStarts = append(rs.run.PhaseStarts, PhaseStart{Name: ev.Phase, At: now, BoundRPS: ev.BoundRPS})
 	}
-	res, files, err := func() (res *scenario.Result, files scenario.Files, err error) {
+	res, files, err := func() (res *result.Result, files render.Files, err error) {
 		defer func() {
 			if p := recover(); p != nil { // the runner has put the knobs back
 				err = fmt.Errorf("the run panicked: %v", p)
@@ -245,9 +249,9 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 		v.Error = err.Error()
 	}
 	if res != nil {
-		pic := scenario.PictureOf(res)
-		drawing := scenario.PictureDrawing(pic)
-		v.Verdicts, v.Board, v.Picture, v.Drawing, v.Conclusion = scenario.VerdictsOf(res), res.Board, &pic, &drawing, scenario.Conclusion(res)
+		pic := result.PictureOf(res)
+		drawing := result.PictureDrawing(pic)
+		v.Verdicts, v.Board, v.Picture, v.Drawing, v.Conclusion = result.VerdictsOf(res), res.Board, &pic, &drawing, result.Conclusion(res)
 	}
 	if files.HTML != "" {
 		rs.files = files
@@ -348,7 +352,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, rs.view())
 }
 
-func (s *Server) report(pick func(scenario.Files) string) http.HandlerFunc {
+func (s *Server) report(pick func(render.Files) string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rs := s.lookup(r.PathValue("id"))
 		if rs == nil {

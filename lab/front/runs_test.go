@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 )
 
 func TestOneRunAtATimeAndStopPutsTheKnobsBack(t *testing.T) {
@@ -94,11 +95,11 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	marks := map[string]string{}
 	for _, v := range done.Verdicts {
 		marks[v.Target] = v.Mark
-		if v.Mark != scenario.VerdictRead && (len(v.Measured) == 0 || v.SLO == "") {
+		if v.Mark != result.VerdictRead && (len(v.Measured) == 0 || v.SLO == "") {
 			t.Errorf("verdict %+v: want the expected and the measured figure", v)
 		}
 	}
-	if marks["semaphore"] != scenario.VerdictMet || marks["unbounded"] != scenario.VerdictMissed || marks["all"] != scenario.VerdictRead {
+	if marks["semaphore"] != result.VerdictMet || marks["unbounded"] != result.VerdictMissed || marks["all"] != result.VerdictRead {
 		t.Errorf("verdicts %+v: want semaphore met, unbounded missed, the third to be read", done.Verdicts)
 	}
 	if pic := done.Picture; pic == nil || len(pic.Phases) != 1 || len(pic.Phases[0].Models) != 2 || pic.Phases[0].Models[0].Succeeded == 0 ||
@@ -139,8 +140,8 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "<html") {
 		t.Errorf("report HTML: %d %.200s", code, body)
 	}
-	var res scenario.Result
-	if code, body := f.call("GET", done.Report.JSON, nil, &res); code != http.StatusOK || res.Schema != scenario.Schema || !res.Quick {
+	var res result.Result
+	if code, body := f.call("GET", done.Report.JSON, nil, &res); code != http.StatusOK || res.Schema != result.Schema || !res.Quick {
 		t.Errorf("report JSON: %d %.200s", code, body)
 	}
 	if got := f.knobs("unbounded")["DB_DELAY"]; got != "0s" {

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/internal/httpjson"
 	"github.com/orderlab/orderlab/loadtest/scrape"
 )
 
@@ -94,23 +94,22 @@ func (c *Client) Knobs(ctx context.Context) (map[string]Knob, error) {
 // GetJSON returns GET /knobs's answer as the service wrote it (each knob's
 // value, default, range and meaning: the front page's knob form).
 func (c *Client) GetJSON(ctx context.Context) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url("/knobs"), nil)
+	a, err := httpjson.Do(ctx, c.client(), http.MethodGet, c.url("/knobs"), nil, nil, 1<<20)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := c.client().Do(req)
-	if err != nil {
-		return nil, err
+	if a.Code != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", c.url("/knobs"), a.Status, bytes.TrimSpace(a.Body))
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, err
+	return a.Body, nil
+}
+
+// auth is the header that carries the token, if any.
+func (c *Client) auth() http.Header {
+	if c.Token == "" {
+		return nil
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s: %s", c.url("/knobs"), resp.Status, bytes.TrimSpace(body))
-	}
-	return body, nil
+	return http.Header{"Authorization": {"Bearer " + c.Token}}
 }
 
 // decodeKnobs reads each knob's value and source from GET /knobs (or from
@@ -182,28 +181,14 @@ func text(v any) string {
 // started, with the value that resolved to; a knob that follows another,
 // moved with it). A refusal is an *Error.
 func (c *Client) Patch(ctx context.Context, set map[string]string) (map[string]Knob, error) {
-	b, err := json.Marshal(set)
-	if err != nil {
+	a, err := httpjson.Do(ctx, c.client(), http.MethodPatch, c.url("/knobs"), c.auth(), set, 1<<20)
+	if err != nil && a.Code == 0 {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, c.url("/knobs"), bytes.NewReader(b))
-	if err != nil {
-		return nil, err
+	if !a.OK() {
+		return nil, &Error{Status: a.Code, Message: string(bytes.TrimSpace(a.Body))}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := c.client().Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode/100 != 2 {
-		return nil, &Error{Status: resp.StatusCode, Message: string(bytes.TrimSpace(body))}
-	}
-	ks, err := decodeKnobs(body)
+	ks, err := decodeKnobs(a.Body)
 	if err != nil {
 		return nil, fmt.Errorf("PATCH %s: the answer: %w", c.url("/knobs"), err)
 	}
@@ -213,26 +198,17 @@ func (c *Client) Patch(ctx context.Context, set map[string]string) (map[string]K
 // ReleaseLeaked hands back every connection LEAK_EVERY kept (POST
 // /knobs/release-leaked) and returns how many.
 func (c *Client) ReleaseLeaked(ctx context.Context) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url("/knobs/release-leaked"), nil)
-	if err != nil {
+	a, err := httpjson.Do(ctx, c.client(), http.MethodPost, c.url("/knobs/release-leaked"), c.auth(), nil, 4096)
+	if err != nil && a.Code == 0 {
 		return 0, err
 	}
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	resp, err := c.client().Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode/100 != 2 {
-		return 0, &Error{Status: resp.StatusCode, Message: string(bytes.TrimSpace(body))}
+	if !a.OK() {
+		return 0, &Error{Status: a.Code, Message: string(bytes.TrimSpace(a.Body))}
 	}
 	var out struct {
 		Released int `json:"released"`
 	}
-	if err := json.Unmarshal(body, &out); err != nil {
+	if err := a.Decode(&out); err != nil {
 		return 0, fmt.Errorf("POST /knobs/release-leaked: %w", err)
 	}
 	return out.Released, nil

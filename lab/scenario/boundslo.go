@@ -12,9 +12,9 @@ import (
 // smaller pool too) in its place before loadtest's SLO reads it.
 const xbound = "xbound"
 
-// relative is the share of the bound that a term of an SLO states ("0.85"
+// Relative is the share of the bound that a term of an SLO states ("0.85"
 // of goodput>=0.85xbound), and whether it states one.
-func relative(term string) (share float64, ok bool, err error) {
+func Relative(term string) (share float64, ok bool, err error) {
 	term = strings.TrimSpace(term)
 	rest, found := strings.CutSuffix(term, xbound)
 	if !found {
@@ -35,13 +35,13 @@ func relative(term string) (share float64, ok bool, err error) {
 	return share, true, nil
 }
 
-// resolveSLO is slo with every term stated against the bound (NxBOUND) as
+// ResolveSLO is slo with every term stated against the bound (NxBOUND) as
 // N times boundRPS requests per second; an error when a term states one
 // and the phase has no bound.
-func resolveSLO(slo string, boundRPS float64) (string, error) {
+func ResolveSLO(slo string, boundRPS float64) (string, error) {
 	terms := strings.Split(slo, ",")
 	for i, term := range terms {
-		share, ok, err := relative(term)
+		share, ok, err := Relative(term)
 		if err != nil {
 			return "", err
 		}
@@ -58,6 +58,6 @@ func resolveSLO(slo string, boundRPS float64) (string, error) {
 	return strings.Join(terms, ","), nil
 }
 
-// judged says whether expectation e is held to a run: a quick run skips
+// Judged says whether expectation e is held to a run: a quick run skips
 // those marked not_quick.
-func judged(e Expectation, quick bool) bool { return !(quick && e.NotQuick) }
+func Judged(e Expectation, quick bool) bool { return !(quick && e.NotQuick) }

@@ -7,21 +7,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/orderlab/orderlab/loadtest/report"
 )
 
 func TestResolveSLOStatesTermsAgainstTheBound(t *testing.T) {
-	got, err := resolveSLO("p99<500ms, goodput>=0.85xbound,rps>=5xbound", 100)
+	got, err := ResolveSLO("p99<500ms, goodput>=0.85xbound,rps>=5xbound", 100)
 	if err != nil || got != "p99<500ms,goodput>=85,rps>=500" {
 		t.Errorf("resolved %q (%v), want p99<500ms,goodput>=85,rps>=500", got, err)
 	}
 	for _, bad := range []string{"p99<0.5xbound", "goodput>=xbound", "rps>=-1xbound"} {
-		if _, err := resolveSLO(bad, 100); err == nil {
+		if _, err := ResolveSLO(bad, 100); err == nil {
 			t.Errorf("%q: resolved, want an error", bad)
 		}
 	}
-	if _, err := resolveSLO("rps>=5xbound", 0); err == nil || !strings.Contains(err.Error(), "no bound") {
+	if _, err := ResolveSLO("rps>=5xbound", 0); err == nil || !strings.Contains(err.Error(), "no bound") {
 		t.Errorf("no bound: %v, want the phase's missing bound named", err)
 	}
 }
@@ -38,46 +36,12 @@ func TestValidateWantsABoundForATermAgainstIt(t *testing.T) {
 	}
 }
 
-// verdictResult is a result of one phase with a bound of 400/s and one run
-// of the semaphore that committed 361 orders/s.
-func verdictResult(quick bool, expect ...Expectation) *Result {
-	run := report.Run{Name: "semaphore", Throughput: 1200, Goodput: 361, ErrorRate: 0.003,
-		Latency: report.Latencies{Success: &report.Latency{Count: 3, P99: 0.21}}}
-	return &Result{Quick: quick,
-		Scenario: Scenario{Expect: expect, Phases: []Phase{{Name: "orders", Request: &Request{Method: "POST", Path: "/orders"}}}},
-		Phases:   []PhaseResult{{Name: "orders", BoundRPS: 400, Loadtest: &report.Report{Runs: []report.Run{run}}}}}
-}
-
-func TestVerdictsSayTheFiguresInWords(t *testing.T) {
-	res := verdictResult(true,
-		Expectation{Target: "semaphore", Says: "near the bound", SLO: "goodput>=0.85xbound,errors<1%"},
-		Expectation{Target: "semaphore", Says: "batching", SLO: "rps>=5xbound"},
-		Expectation{Target: "semaphore", Says: "takes longer", SLO: "rps>=1", NotQuick: true})
-	v := VerdictsOf(res)
-	want := []string{
-		"orders: semaphore committed 361/s = 90 % of the 400/s bound; target ≥ 85 %: met",
-		"orders: semaphore errors 0.3 %; target < 1.0 %: met",
-	}
-	if v[0].Mark != VerdictMet || strings.Join(v[0].Measured, "\n") != strings.Join(want, "\n") {
-		t.Errorf("verdict %s %q, want MET %q", v[0].Mark, v[0].Measured, want)
-	}
-	if w := "orders: semaphore answered 1,200/s (rejections included) = 3.0 × the 400/s bound; target ≥ 5 ×: missed"; v[1].Mark != VerdictMissed || v[1].Measured[0] != w {
-		t.Errorf("verdict %s %q, want MISSED %q", v[1].Mark, v[1].Measured, w)
-	}
-	if v[2].Mark != VerdictNotJudged || !strings.Contains(v[2].String(), "not judged at quick size") {
-		t.Errorf("a not_quick expectation in a quick run: %s, want NOT JUDGED", v[2])
-	}
-	if v := VerdictsOf(verdictResult(false, res.Scenario.Expect[2])); v[0].Mark != VerdictMet {
-		t.Errorf("the same at full size: %s, want it judged", v[0])
-	}
-}
-
 // boundKnobs are what the bound of phase i of s can be: a knob
 // (DB_MAX_CONNS by default 20), the load's clients, or what the scenario's
 // own cluster allows (the role's connection limit, the replicas' pools
 // together, PgBouncer's pool).
 func boundKnobs(s Scenario, i int) map[string]int {
-	p, env := s.Phases[i], envOf(s, i)
+	p, env := s.Phases[i], EnvOf(s, i)
 	out := map[string]int{"DB_MAX_CONNS": defaultPool, "clients": p.Load.Concurrency}
 	for _, k := range []string{"DB_MAX_CONNS", "LIMIT", "WORKERS"} {
 		if n, err := strconv.Atoi(env[k]); err == nil {
@@ -103,7 +67,7 @@ func boundKnobs(s Scenario, i int) map[string]int {
 // knobs give (the knob or the client count the full bound is, as the quick
 // run sets it, over the same hold), and every expectation stated against
 // the bound is held, for each target and phase it applies to, to that
-// quick bound (sloOf, as the runner resolves it).
+// quick bound (SLOOf, as the runner resolves it).
 func TestQuickExpectationsHoldToTheBoundOfTheQuickKnobs(t *testing.T) {
 	files, err := filepath.Glob("catalog/*.yaml")
 	if err != nil || len(files) == 0 {
@@ -146,18 +110,18 @@ func TestQuickExpectationsHoldToTheBoundOfTheQuickKnobs(t *testing.T) {
 				bound = float64(quick[is[0]]) / b.Hold.D().Seconds()
 			}
 			for _, target := range q.Targets {
-				slo, err := sloOf(q, true, p, target)
+				slo, err := SLOOf(q, true, p, target)
 				if err != nil {
 					t.Errorf("%s, %s, %s: %v", s.Name, p.Name, target, err)
 					continue
 				}
 				terms := strings.Split(slo, ",")
 				for _, e := range q.Expect {
-					if !judged(e, true) || (e.Target != "" && e.Target != target) || (e.Phase != "" && e.Phase != p.Name) {
+					if !Judged(e, true) || (e.Target != "" && e.Target != target) || (e.Phase != "" && e.Phase != p.Name) {
 						continue
 					}
 					for _, term := range strings.Split(e.SLO, ",") {
-						share, ok, err := relative(term)
+						share, ok, err := Relative(term)
 						if err != nil || !ok {
 							continue
 						}

@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-// InLab says whether s can be staged against running services (the compose
+// InLab says whether s can run against running services (the compose
 // lab, lab scenario -lab) and, when it cannot, what is missing there.
 // The runner refuses such a scenario rather than measure something else.
 // A scenario that sets db_latency or db_stop needs the lab's database proxy
-// too (Runner.DBProxy), which the runner checks when it starts: why says so.
+// too (setup.Lab.DBProxy), which the runner checks when it starts: why says so.
 func InLab(s Scenario) (ok bool, why string) {
 	var missing []string
-	// A cluster of its own is for db_stop, which the lab's proxy stages,
+	// A cluster of its own is for db_stop, which the lab's proxy makes,
 	// and for replicas, a role and PgBouncer, which the lab cannot change
 	// while it runs.
 	if c := s.Cluster; c != nil {
@@ -33,24 +33,33 @@ func InLab(s Scenario) (ok bool, why string) {
 	}
 	restart := map[string]bool{}
 	for _, p := range s.Phases {
-		for name := range merged(s.Env, p.Env) {
-			if kn, ok := knob(name); ok && kn.Restart != "" {
+		for name := range Merged(s.Env, p.Env) {
+			if kn, ok := KnobNamed(name); ok && kn.Restart != "" {
 				restart[name] = true
 			}
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(restart)) {
-		kn, _ := knob(name)
+		kn, _ := KnobNamed(name)
 		missing = append(missing, fmt.Sprintf("%s changed live (%s)", name, kn.Restart))
 	}
 	switch {
 	case len(missing) > 0:
 		return false, "needs " + strings.Join(slices.Compact(missing), "; ")
-	case slices.ContainsFunc(s.Phases, stops):
+	case slices.ContainsFunc(s.Phases, Stops):
 		return true, "with the lab's database proxy (compose profile dbproxy), whose outage stands for the stop: " +
 			"every connection cut, new ones refused, Postgres itself not restarted"
-	case needsProxy(s):
+	case NeedsProxy(s):
 		return true, "with the lab's database proxy (compose profile dbproxy)"
 	}
 	return true, ""
 }
+
+// NeedsProxy reports whether some phase of s sets db_latency or db_stop,
+// which the lab makes with its database proxy.
+func NeedsProxy(s Scenario) bool {
+	return slices.ContainsFunc(s.Phases, func(p Phase) bool { return p.DBLatency != nil || Stops(p) })
+}
+
+// Stops reports whether phase p stops the database (db_stop).
+func Stops(p Phase) bool { return p.DBStop != nil }

@@ -1,5 +1,7 @@
 package scenario
 
+import "slices"
+
 // Knob is a documented service setting (docs/reference/knobs.md) that a scenario
 // may set. Addresses and DATABASE_URL are the runner's, not the scenario's.
 // The services declare their knobs in services/internal/knob, which the lab
@@ -23,11 +25,18 @@ var QueryParams = map[string][]string{
 	"/work/cpu": {"rounds"},
 }
 
-func knob(name string) (Knob, bool) {
+// KnobNamed is the knob called name, if a scenario may set it.
+func KnobNamed(name string) (Knob, bool) {
 	for _, k := range Knobs {
 		if k.Name == name {
 			return k, true
 		}
 	}
 	return Knob{}, false
+}
+
+// AppliesTo reports whether the knob name exists on the target.
+func AppliesTo(name, target string) bool {
+	kn, ok := KnobNamed(name)
+	return ok && (kn.Services == nil || slices.Contains(kn.Services, target))
 }

@@ -74,7 +74,7 @@ func (s Scenario) Validate() error {
 		}
 		if p.Continue {
 			for _, name := range slices.Sorted(maps.Keys(p.Env)) {
-				if k, ok := knob(name); ok && k.Restart != "" {
+				if k, ok := KnobNamed(name); ok && k.Restart != "" {
 					bad("%s: continue changes knobs live, and %s cannot change live: %s", where, name, k.Restart)
 				}
 			}
@@ -94,7 +94,7 @@ func (s Scenario) Validate() error {
 		if e.Phase != "" && !seen[e.Phase] {
 			bad("%s: no phase %q", where, e.Phase)
 		}
-		slo, err := resolveSLO(e.SLO, 1)
+		slo, err := ResolveSLO(e.SLO, 1)
 		if err == nil {
 			_, err = report.ParseSLO(slo)
 		}
@@ -104,7 +104,7 @@ func (s Scenario) Validate() error {
 		}
 		for _, p := range s.Phases {
 			if p.Tasks == nil && p.Bound == nil && (e.Phase == "" || e.Phase == p.Name) {
-				if _, err := resolveSLO(e.SLO, 0); err != nil {
+				if _, err := ResolveSLO(e.SLO, 0); err != nil {
 					bad("%s: slo, phase %s: %v", where, p.Name, err)
 				}
 			}
@@ -116,7 +116,7 @@ func (s Scenario) Validate() error {
 func (s Scenario) validateEnv(where string, env map[string]string) []error {
 	var errs []error
 	for name, v := range env {
-		k, ok := knob(name)
+		k, ok := KnobNamed(name)
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: %s is not a documented knob", where, name))
 			continue

@@ -3,17 +3,15 @@ package scenario
 import (
 	"cmp"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
-	"github.com/orderlab/orderlab/lab/tasks"
 	"github.com/orderlab/orderlab/loadtest/attack"
 )
 
-// configOf turns a phase into a loadtest configuration against base: what
+// ConfigOf turns a phase into a loadtest configuration against base: what
 // the phase's load leaves out (or sets to 0) keeps attack.Defaults.
-func configOf(p Phase, base string) attack.Config {
+func ConfigOf(p Phase, base string) attack.Config {
 	l := p.Load
 	cfg := attack.Defaults(attack.Mode(l.Mode))
 	cfg.Target.Method = cmp.Or(p.Request.Method, cfg.Target.Method)
@@ -33,18 +31,18 @@ func configOf(p Phase, base string) attack.Config {
 	return cfg
 }
 
-// sloOf joins the SLO terms of the expectations that apply to target in
+// SLOOf joins the SLO terms of the expectations that apply to target in
 // phase p (a quick run: those judged at quick size), each stated against
 // the bound resolved with p's.
-func sloOf(s Scenario, quick bool, p Phase, target string) (string, error) {
+func SLOOf(s Scenario, quick bool, p Phase, target string) (string, error) {
 	var terms []string
 	bound := 0.0
 	if p.Bound != nil {
 		bound = p.Bound.RPS()
 	}
 	for _, e := range s.Expect {
-		if e.SLO != "" && judged(e, quick) && (e.Target == "" || e.Target == target) && (e.Phase == "" || e.Phase == p.Name) {
-			slo, err := resolveSLO(e.SLO, bound)
+		if e.SLO != "" && Judged(e, quick) && (e.Target == "" || e.Target == target) && (e.Phase == "" || e.Phase == p.Name) {
+			slo, err := ResolveSLO(e.SLO, bound)
 			if err != nil {
 				return "", err
 			}
@@ -54,47 +52,22 @@ func sloOf(s Scenario, quick bool, p Phase, target string) (string, error) {
 	return strings.Join(terms, ","), nil
 }
 
-// runTasks runs an in-process tasks phase.
-func runTasks(t Tasks) *TasksResult {
-	job := tasks.Sleep(t.Sleep.D())
-	if t.Rounds > 0 {
-		job = tasks.SHA256Chain(t.Rounds)
-	}
-	var st tasks.Stats
-	if t.Workers == 0 {
-		st = tasks.Goroutines(t.Jobs, job)
-	} else {
-		st = tasks.Pool(t.Workers, t.Jobs, job) // -1: GOMAXPROCS
-	}
-	tr := &TasksResult{Stats: st, ElapsedSeconds: st.Elapsed.Seconds()}
-	if t.ScaleTo > t.Jobs {
-		tr.ScaledSeconds = tr.ElapsedSeconds * float64(t.ScaleTo) / float64(t.Jobs)
-	}
-	if t.Sleep > 0 {
-		rounds := 1.0
-		if st.Workers > 0 {
-			rounds = math.Ceil(float64(max(t.ScaleTo, t.Jobs)) / float64(st.Workers))
-		}
-		tr.BoundSeconds = rounds * t.Sleep.D().Seconds()
-	}
-	return tr
-}
-
-// envOf is the env phase i of s runs with: the scenario's, or that of the
+// EnvOf is the env phase i of s runs with: the scenario's, or that of the
 // phase it continues, with the phase's own on top.
-func envOf(s Scenario, i int) map[string]string {
+func EnvOf(s Scenario, i int) map[string]string {
 	start := i
 	for start > 0 && s.Phases[start].Continue {
 		start--
 	}
-	env := merged(s.Env, nil)
+	env := Merged(s.Env, nil)
 	for _, p := range s.Phases[start : i+1] {
 		maps.Copy(env, p.Env)
 	}
 	return env
 }
 
-func merged(a, b map[string]string) map[string]string {
+// Merged is a copy of a with b on top (never nil).
+func Merged(a, b map[string]string) map[string]string {
 	m := maps.Clone(a)
 	if m == nil {
 		m = map[string]string{}
@@ -103,7 +76,8 @@ func merged(a, b map[string]string) map[string]string {
 	return m
 }
 
-func envString(env map[string]string) string {
+// EnvString is env as the logs and reports say it: "A=1 B=2", sorted.
+func EnvString(env map[string]string) string {
 	if len(env) == 0 {
 		return "the defaults"
 	}

@@ -34,7 +34,7 @@ func QuickFactor(s Scenario) float64 {
 			continue
 		}
 		n := defaultPool
-		if v, err := strconv.Atoi(merged(s.Env, p.Env)["DB_MAX_CONNS"]); err == nil {
+		if v, err := strconv.Atoi(Merged(s.Env, p.Env)["DB_MAX_CONNS"]); err == nil {
 			n = v
 		}
 		largest = max(largest, n)
@@ -133,7 +133,7 @@ func scaleCount(n int, f float64) int {
 
 // scaleEnv copies env with the numeric scaledKnobs divided by f.
 func scaleEnv(env map[string]string, f float64) map[string]string {
-	env = merged(env, nil)
+	env = Merged(env, nil)
 	for _, k := range scaledKnobs {
 		if n, err := strconv.Atoi(env[k]); err == nil {
 			env[k] = strconv.Itoa(scaleCount(n, f))
@@ -176,9 +176,9 @@ func scaleText(text string, f float64) string {
 		after, before := text[m[1]:], text[:m[0]]
 		switch {
 		case rateAfter.MatchString(after):
-			b.WriteString(formatFigure(v / f))
+			b.WriteString(FormatFigure(v / f))
 		case countAfter.MatchString(after) || poolBefore.MatchString(before):
-			b.WriteString(formatFigure(float64(scaleCount(int(v), f))))
+			b.WriteString(FormatFigure(float64(scaleCount(int(v), f))))
 		default:
 			b.WriteString(tok)
 		}
@@ -192,14 +192,14 @@ func scaleText(text string, f float64) string {
 func scaleFirst(text string, n int, f float64) string {
 	for _, m := range number.FindAllStringIndex(text, -1) {
 		if v, err := strconv.Atoi(strings.ReplaceAll(text[m[0]:m[1]], ",", "")); err == nil && v == n {
-			return text[:m[0]] + formatFigure(float64(scaleCount(n, f))) + text[m[1]:]
+			return text[:m[0]] + FormatFigure(float64(scaleCount(n, f))) + text[m[1]:]
 		}
 	}
 	return text
 }
 
-// formatFigure writes v as the catalog does: 2,000; 12.5; 5.
-func formatFigure(v float64) string {
+// FormatFigure writes v as the catalog does: 2,000; 12.5; 5.
+func FormatFigure(v float64) string {
 	if v != math.Trunc(v) {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}

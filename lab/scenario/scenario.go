@@ -160,6 +160,10 @@ type Load struct {
 	Scrape Duration `yaml:"scrape,omitempty" json:"scrape,omitempty"`
 }
 
+// DefaultScrape is the interval between scrapes of a service's metrics
+// when neither the phase (load.scrape) nor the Runner sets one.
+const DefaultScrape = 250 * time.Millisecond
+
 // Tasks is an in-process phase: Jobs background jobs on a goroutine each
 // (Workers 0) or on a fixed pool (Workers > 0; -1 means GOMAXPROCS).
 type Tasks struct {
@@ -223,3 +227,12 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 
 // D is the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Label is how the scenario is named to people: "5 pool-starvation", with
+// its catalog number when it has one.
+func Label(s Scenario) string {
+	if s.Number > 0 {
+		return fmt.Sprintf("%d %s", s.Number, s.Name)
+	}
+	return s.Name
+}

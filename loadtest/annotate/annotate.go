@@ -11,15 +11,16 @@ package annotate
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/orderlab/orderlab/internal/httpjson"
 )
 
 // Tag is on every annotation; the board's "Load runs" annotation query
@@ -91,27 +92,18 @@ func (c *Client) End(ctx context.Context, r Run) error {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
+	var header http.Header
 	if c.user != "" {
-		req.SetBasicAuth(c.user, c.pass)
+		header = http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(c.user+":"+c.pass))}}
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
+	resp, err := httpjson.Do(ctx, c.http, method, u.String(), header, body, 4096)
+	if err != nil && resp.Code == 0 {
 		return fmt.Errorf("grafana annotation: %w", err)
 	}
-	defer resp.Body.Close()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+	msg := resp.Body
+	if resp.Code == http.StatusUnauthorized || resp.Code == http.StatusForbidden {
 		if c.refused.Swap(true) {
 			return nil // said once already
 		}
@@ -120,11 +112,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 			"changed since, set Grafana's to it (docs/lab.md, \"The Grafana admin password\")",
 			ErrRefused, c.user, c.base, resp.Status)
 	}
-	if resp.StatusCode/100 != 2 {
+	if !resp.OK() {
 		return fmt.Errorf("grafana annotation: %s %s: %s %s", method, path, resp.Status, bytes.TrimSpace(msg))
 	}
 	if out != nil {
-		if err := json.Unmarshal(msg, out); err != nil {
+		if err := resp.Decode(out); err != nil {
 			return fmt.Errorf("grafana annotation: %w", err)
 		}
 	}

@@ -32,7 +32,7 @@ import (
 
 	"github.com/orderlab/orderlab/internal/pgdb"
 	"github.com/orderlab/orderlab/lab/local"
-	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/attack"
 	"github.com/orderlab/orderlab/loadtest/measure"
 	"github.com/orderlab/orderlab/loadtest/scrape"
@@ -122,10 +122,10 @@ func (o options) measure(ctx context.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		rm, rlo, rhi := scenario.Median(rej.cpu)
-		lm, llo, lhi := scenario.Median(live.cpu)
-		bm, blo, bhi := scenario.Median(plain.cpu)
-		rr, _, _ := scenario.Median(rej.rate)
+		rm, rlo, rhi := result.Median(rej.cpu)
+		lm, llo, lhi := result.Median(live.cpu)
+		bm, blo, bhi := result.Median(plain.cpu)
+		rr, _, _ := result.Median(rej.rate)
 		verdict := "met"
 		if rm > 1.5*bm {
 			verdict = "MISSED"

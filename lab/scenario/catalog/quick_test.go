@@ -9,25 +9,6 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario"
 )
 
-// envOf is the env phase i runs with: the scenario's, or the phase
-// before's when it continues, plus its own.
-func envOf(s scenario.Scenario, i int) map[string]string {
-	env := map[string]string{}
-	for k, v := range s.Env {
-		env[k] = v
-	}
-	start := i
-	for start > 0 && s.Phases[start].Continue {
-		start--
-	}
-	for _, p := range s.Phases[start : i+1] {
-		for k, v := range p.Env {
-			env[k] = v
-		}
-	}
-	return env
-}
-
 func pool(env map[string]string) int {
 	if n, err := strconv.Atoi(env["DB_MAX_CONNS"]); err == nil {
 		return n
@@ -51,7 +32,7 @@ func TestQuickShrinksTheCatalogConsistently(t *testing.T) {
 			if p.Load == nil {
 				continue
 			}
-			full, quick := envOf(s, i), envOf(q, i)
+			full, quick := scenario.EnvOf(s, i), scenario.EnvOf(q, i)
 			if s.QuickFactor == 0 && pool(quick) > 5 {
 				t.Errorf("%s, %s: quick pool %d, want at most 5", s.Name, p.Name, pool(quick))
 			}
