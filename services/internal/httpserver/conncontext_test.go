@@ -27,7 +27,8 @@ func TestConnContextIsOnePerConnection(t *testing.T) {
 				fmt.Fprintf(w, "conn %v deadline %v", r.Context().Value(connKey{}), deadline)
 			}))
 			deadline := kind == NBIO // net/http's own server sets none
-			for i := range 2 { // the second dialled once the first has been served
+			// The second connection is dialled once the first has been served.
+			for i := range 2 {
 				c := dial(t, ts)
 				want := fmt.Sprintf("conn %d deadline %v", i+1, deadline)
 				for range 2 {
