@@ -10,6 +10,7 @@ var Knobs = []Knob{
 	{Name: "DB_MAX_CONNS"},
 	{Name: "DB_MIN_CONNS"},
 	{Name: "REQUEST_TIMEOUT"},
+	{Name: "HOLD_EARLY_RETRIES"},
 	{Name: "SHUTDOWN_TIMEOUT"},
 	{Name: "LOG_LEVEL"},
 	{Name: "DB_DELAY"},

@@ -25,7 +25,7 @@ var Order = []string{
 	"backpressure-void", "per-request-memory", "os-thread-pinning", "blocked-event-loop", "cpu-bound-parity",
 	"retry-storm", "adaptive-limit", "connection-memory",
 	"connection-leak", "nested-acquire", "tx-across-downstream",
-	"too-many-clients", "db-latency", "db-restart",
+	"too-many-clients", "db-latency", "db-restart", "storm-settings",
 }
 
 // All parses every scenario, in Order.

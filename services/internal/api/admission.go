@@ -48,10 +48,13 @@ func (g *admission) handle(r gin.IRoutes, method, path string, op model.Op, h ad
 		start := time.Now()
 		g.obs.met.inFlight.Inc()
 		defer g.obs.met.inFlight.Dec()
+		client := overload.ClientOf(c.Request.Context())
 		a, err := g.m.Admit(c.Request.Context(), op)
 		var rejected *overload.RejectedError
 		switch {
 		case errors.As(err, &rejected):
+			g.holdEarly(c, client, start)
+			client.Told(time.Now(), rejected.RetryAfter)
 			rejectedProblem(c, rejected)
 			refused.Observe(time.Since(start).Seconds())
 		case err != nil: // shutting down, a client gone
@@ -67,6 +70,27 @@ func (g *admission) handle(r gin.IRoutes, method, path string, op model.Op, h ad
 			})
 		}
 	})
+}
+
+// holdEarly holds the refusal of a request that came back before the
+// Retry-After last given on its connection (overload.Client) until that
+// time is up, at most the request's REQUEST_TIMEOUT after it arrived
+// (HOLD_EARLY_RETRIES; docs/admission.md). The request was asked to admit
+// at once all the same: an early request that finds a permit is served
+// without delay.
+func (g *admission) holdEarly(c *gin.Context, client *overload.Client, start time.Time) {
+	until, early := client.Early(start)
+	if !early {
+		return
+	}
+	k := g.obs.live.Load()
+	if !k.HoldEarlyRetries {
+		return
+	}
+	if deadline := start.Add(k.RequestTimeout); until.After(deadline) {
+		until = deadline
+	}
+	overload.HoldUntil(c.Request.Context(), until)
 }
 
 // recordWait records the wait for an admission as a span under the request's,

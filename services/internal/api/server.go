@@ -39,6 +39,10 @@ type Config struct {
 	// holds (REQUEST_BUFFER_BYTES); BufferPooled takes it from a sync.Pool.
 	BufferBytes  int
 	BufferPooled bool
+	// HoldEarlyRetries holds the 429 of a request that came back on its
+	// connection before the Retry-After it was last given, until that
+	// time is up (HOLD_EARLY_RETRIES; admission.go).
+	HoldEarlyRetries bool
 }
 
 // Caps on the experiments' delays, rounds and buffer, whether a knob or the

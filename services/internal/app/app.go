@@ -29,6 +29,7 @@ import (
 	"github.com/orderlab/orderlab/services/internal/knob"
 	"github.com/orderlab/orderlab/services/internal/live"
 	"github.com/orderlab/orderlab/services/internal/model"
+	"github.com/orderlab/orderlab/services/internal/overload"
 	"github.com/orderlab/orderlab/services/internal/postgres"
 	"github.com/orderlab/orderlab/services/internal/telemetry"
 )
@@ -165,7 +166,7 @@ func Run(ctx context.Context, svc Service, getenv func(string) string, stdout, s
 		return fmt.Errorf("ADMIN_ADDR: %w", err)
 	}
 	apiSrv, err := httpserver.New(httpserver.Config{Kind: cfg.HTTPServer, Limits: apiLimits(cfg), HandlerPool: cfg.HandlerPool,
-		BodyTooLarge: api.BodyTooLarge(), Log: log, Registry: reg}, apiLn, handler)
+		BodyTooLarge: api.BodyTooLarge(), ConnContext: overload.WithClient, Log: log, Registry: reg}, apiLn, handler)
 	if err != nil {
 		_ = apiLn.Close()
 		_ = adminLn.Close()

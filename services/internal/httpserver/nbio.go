@@ -28,6 +28,7 @@ type nbioServer struct {
 	pool     *taskpool.TaskPool
 	lim      Limits
 	tooLarge []byte // the 413 answer the guard writes
+	connCtx  func(context.Context) context.Context
 	m        *metrics
 	draining atomic.Bool
 
@@ -70,6 +71,7 @@ func newNBIO(cfg Config, ln net.Listener, h http.Handler, m *metrics) *nbioServe
 		ln:       newHoldListener(ln),
 		lim:      lim,
 		tooLarge: answerBodyTooLarge(cfg.BodyTooLarge),
+		connCtx:  cfg.ConnContext,
 		m:        m,
 		// taskpool.New(n) runs at most n-1 tasks at once; it queues the
 		// rest (up to 64 Ki, then the poller waits).
@@ -213,9 +215,16 @@ func (s *nbioServer) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := &answer{ResponseWriter: w, r: r, draining: &s.draining, head: r.Method == http.MethodHead}
 		req := r
-		if st := connOf(w); st != nil && s.lim.RequestTimeout > 0 {
-			ctx, cancel := context.WithDeadline(r.Context(), st.queued.Add(s.lim.RequestTimeout))
-			defer cancel()
+		if st := connOf(w); st != nil && (st.ctx != nil || s.lim.RequestTimeout > 0) {
+			ctx := r.Context()
+			if st.ctx != nil {
+				ctx = st.ctx
+			}
+			if s.lim.RequestTimeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(ctx, st.queued.Add(s.lim.RequestTimeout))
+				defer cancel()
+			}
 			req = r.WithContext(ctx)
 		}
 		h.ServeHTTP(a, req)
@@ -225,6 +234,9 @@ func (s *nbioServer) wrap(h http.Handler) http.Handler {
 
 func (s *nbioServer) opened(c net.Conn) {
 	st := &nbioConn{conn: c, opened: time.Now()}
+	if s.connCtx != nil {
+		st.ctx = s.connCtx(context.Background()) // nbhttp's own request context is Background too
+	}
 	s.mu.Lock()
 	s.conns[c] = st
 	s.mu.Unlock()

@@ -2,6 +2,7 @@ package httpserver
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -53,6 +54,9 @@ const (
 type nbioConn struct {
 	conn   net.Conn // the *nbio.Conn
 	opened time.Time
+	// ctx is Config.ConnContext's context for this connection, or nil:
+	// its requests' contexts derive from it.
+	ctx context.Context
 	// busy counts the connection's requests in progress: being read,
 	// queued for the handler pool or handled, until the answer is written.
 	// Zero: the connection is idle.

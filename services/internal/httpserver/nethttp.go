@@ -34,6 +34,9 @@ func newNetHTTP(cfg Config, ln net.Listener, h http.Handler, m *metrics) *netHTT
 		ConnState:         s.connState,
 		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
 	}
+	if cc := cfg.ConnContext; cc != nil {
+		s.srv.ConnContext = func(ctx context.Context, _ net.Conn) context.Context { return cc(ctx) }
+	}
 	return s
 }
 

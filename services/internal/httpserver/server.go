@@ -78,8 +78,13 @@ type Config struct {
 	// answers itself for a Content-Length over MaxBufferedBody, so that it
 	// reads as the API's own 413; empty, the answer is plain text.
 	BodyTooLarge []byte
-	Log          *slog.Logger
-	Registry     prometheus.Registerer
+	// ConnContext, when set, gives each connection a context that its
+	// requests' contexts derive from, so that a handler can keep state per
+	// connection (the API's overload.Client); as net/http's ConnContext,
+	// and the same under nbio.
+	ConnContext func(context.Context) context.Context
+	Log         *slog.Logger
+	Registry    prometheus.Registerer
 }
 
 // Server serves one listener.

@@ -39,13 +39,19 @@ var testLimits = Limits{
 // start serves h with a server of kind; it is shut down when t ends.
 func start(t *testing.T, kind Kind, lim Limits, pool int, h http.Handler) *testServer {
 	t.Helper()
+	return startConfig(t, Config{Kind: kind, Limits: lim, HandlerPool: pool}, h)
+}
+
+// startConfig is start with the whole Config (its Registry and Log are the test's).
+func startConfig(t *testing.T, cfg Config, h http.Handler) *testServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	srv, err := New(Config{Kind: kind, Limits: lim, HandlerPool: pool, Registry: reg,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, ln, h)
+	cfg.Registry, cfg.Log = reg, slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := New(cfg, ln, h)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,8 +85,10 @@ const (
 //     the pool; cut it by what the waits say it is above (excess);
 //   - a latency cut awaits its verdict: hold until holdSamples holds begun
 //     after it have completed, then judge it (above);
-//   - the mean hold is over latencyRise times the baseline: cut by a
-//     tenth, and wait for the verdict;
+//   - the mean hold is over latencyRise times the baseline, in a window
+//     where no acquire waited and that follows no probe (the waits a probe
+//     causes are counted a window late, and a hold includes its wait: the
+//     pool signal's to judge): cut by a tenth, and wait for the verdict;
 //   - none of these, and the limit turned a request away or made it
 //     queue: the limit may be below what the pool can take; add one: at
 //     once below the limit at which acquires last waited (the ceiling),
@@ -274,6 +276,9 @@ func (p *poolLimit) adjust(now time.Time) {
 		hold = 0
 	}
 	cut := min(p.cur-1, p.cur*9/10)
+	// probed: the last window climbed to the ceiling or above, where
+	// acquires may wait.
+	probed := p.climbed && p.cur >= p.ceiling
 	next := p.cur
 	switch {
 	case settling:
@@ -300,13 +305,20 @@ func (p *poolLimit) adjust(now time.Time) {
 			p.base = after // the cut did not help: the hold is the new normal
 		}
 		p.judging = 0
-	case hold > 0 && p.base > 0 && float64(hold) > latencyRise*float64(p.base):
+	case hold > 0 && p.base > 0 && float64(hold) > latencyRise*float64(p.base) && waited == 0 && !probed:
+		// Not right after a probe, nor with any acquire waiting: a hold
+		// includes its pool wait, and the waits a probe causes are counted
+		// as they end, a window late. A latency cut there took the waits'
+		// verdict from the pool signal: counted after the cut, they read as
+		// a pool that changed (probing afresh, a ceiling at or below the
+		// pool, then cleared by the next climb), and the limit climbed
+		// above the pool.
 		next, p.judging = cut, hold
 		p.cutAt.Store(now.UnixNano())
 		p.after.take()
 		p.before.take()
 	case binding:
-		if p.climbed && p.cur >= p.ceiling { // that climb made no acquire wait: room above
+		if probed { // that climb made no acquire wait: room above
 			p.probeEvery, p.ceiling = 0, 0
 		}
 		if p.cur+1 < p.ceiling || p.quiet >= p.probeEvery {

@@ -241,3 +241,49 @@ func TestPoolLimitProbesTheFoundPoolSeldom(t *testing.T) {
 		}
 	}
 }
+
+// A probe's waits are counted as they end, a window late, and the holds of
+// that window include them. The latency signal leaves such a window to the
+// pool signal: no latency cut right after a probe, nor with acquires
+// waiting.
+func TestLatencyLeavesAClimbsWaitsToThePool(t *testing.T) {
+	var w PoolWaits
+	now := time.Unix(0, 0)
+	p, err := newPoolLimit(Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return w }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.now = func() time.Time { return now }
+	window := func(acquires, waited int64, holds time.Duration) {
+		w.Acquires += acquires
+		w.Waited += waited
+		w.WaitTime += time.Duration(waited) * 2 * time.Millisecond
+		for range holdSamples {
+			p.held.add(holds)
+		}
+		now = now.Add(poolWindow)
+		p.adjust(now)
+	}
+	// At a pool of 10, with a 20 ms baseline, the last probe found the
+	// ceiling at 11 and backs off 4 windows; then it probes again.
+	p.cur, p.base, p.ceiling, p.probeEvery, p.quiet, p.climbed = 11, 20*time.Millisecond, 11, 4, 4, true
+	p.g.Resize(11)
+	// The window after the climb: its waits not counted yet, the holds
+	// that include them twice the baseline.
+	window(50, 0, 40*time.Millisecond)
+	if p.cur < 11 || p.judging != 0 {
+		t.Fatalf("limit %d (judging %s) after the window that followed a probe: a latency cut took its verdict", p.cur, p.judging)
+	}
+	// Some waits counted now, within the 2 %, the holds still long.
+	p.climbed = false
+	window(50, 1, 40*time.Millisecond)
+	if p.cur < 11 || p.judging != 0 {
+		t.Fatalf("limit %d (judging %s) in a window with a waited acquire: a latency cut", p.cur, p.judging)
+	}
+	// Without a wait and long after any climb, a rise of the holds is the
+	// latency signal's: a cut of a tenth.
+	window(50, 0, 40*time.Millisecond)
+	if p.cur != 9 || p.judging == 0 {
+		t.Fatalf("limit %d (judging %s): holds twice the baseline with no wait and no climb cut nothing", p.cur, p.judging)
+	}
+}

@@ -53,21 +53,22 @@ func Parts(live *Live, start api.Config, level *slog.LevelVar, apiLive *api.Live
 // APIConfig is the API's share of the knobs, read per request.
 func APIConfig(s *knob.Set) api.Config {
 	return api.Config{
-		Service:        "orderlab-" + s.Model(),
-		RequestTimeout: s.Duration("REQUEST_TIMEOUT"),
-		DBDelay:        s.Duration("DB_DELAY"),
-		WorkDBDelay:    s.Duration("WORK_DB_DELAY"),
-		WorkAPIDelay:   s.Duration("WORK_API_DELAY"),
-		WorkCPURounds:  s.Int("WORK_CPU_ROUNDS"),
-		APIWaitMode:    s.Text("API_WAIT_MODE"),
-		BufferBytes:    s.Int("REQUEST_BUFFER_BYTES"),
-		BufferPooled:   s.Bool("REQUEST_BUFFER_POOL"),
+		Service:          "orderlab-" + s.Model(),
+		RequestTimeout:   s.Duration("REQUEST_TIMEOUT"),
+		DBDelay:          s.Duration("DB_DELAY"),
+		WorkDBDelay:      s.Duration("WORK_DB_DELAY"),
+		WorkAPIDelay:     s.Duration("WORK_API_DELAY"),
+		WorkCPURounds:    s.Int("WORK_CPU_ROUNDS"),
+		APIWaitMode:      s.Text("API_WAIT_MODE"),
+		BufferBytes:      s.Int("REQUEST_BUFFER_BYTES"),
+		BufferPooled:     s.Bool("REQUEST_BUFFER_POOL"),
+		HoldEarlyRetries: s.Bool("HOLD_EARLY_RETRIES"),
 	}
 }
 
 // apiKnobNames are the knobs APIConfig reads.
 var apiKnobNames = []string{"REQUEST_TIMEOUT", "DB_DELAY", "WORK_DB_DELAY", "WORK_API_DELAY", "WORK_CPU_ROUNDS",
-	"API_WAIT_MODE", "REQUEST_BUFFER_BYTES", "REQUEST_BUFFER_POOL"}
+	"API_WAIT_MODE", "REQUEST_BUFFER_BYTES", "REQUEST_BUFFER_POOL", "HOLD_EARLY_RETRIES"}
 
 // LogLevel is LOG_LEVEL's level.
 func LogLevel(s string) slog.Level {
