@@ -13,7 +13,9 @@ import (
 // max, mean) apply to the corrected latency of successes; errors and
 // rejections are shares of the requests due (sent, plus an open run's
 // unsent ones, which count as errors), as a percentage or a fraction; rps
-// is the answers per second and goodput the successful answers per second.
+// is the answers per second and goodput the successful answers per second;
+// amplification is the retry amplification, attempts over first attempts
+// (Run.Amplification), a plain number such as 1.2.
 // Two read the target's metrics (a run without them misses them), as a
 // percentage or a fraction: pooluse is the share of the pool kept busy by
 // calls that succeeded (scrape.Summary.PoolUse, Little's law), and starved
@@ -62,10 +64,10 @@ func ParseSLO(s string) (SLO, error) {
 			} else {
 				b.Value, err = strconv.ParseFloat(rest, 64)
 			}
-		case b.Metric == "rps" || b.Metric == "goodput":
+		case b.Metric == "rps" || b.Metric == "goodput" || b.Metric == "amplification":
 			b.Value, err = strconv.ParseFloat(rest, 64)
 		default:
-			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections, rps, goodput, pooluse or starved)", term, b.Metric)
+			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections, rps, goodput, amplification, pooluse or starved)", term, b.Metric)
 		}
 		if err != nil || b.Value < 0 || math.IsNaN(b.Value) || math.IsInf(b.Value, 0) {
 			return nil, fmt.Errorf("%q: bad value %q", term, rest)
@@ -104,6 +106,12 @@ func (s SLO) Evaluate(r Run) []Evaluation {
 			actual, shown = r.Throughput, strconv.FormatFloat(r.Throughput, 'f', 1, 64)
 		case b.Metric == "goodput":
 			actual, shown = r.Goodput, strconv.FormatFloat(r.Goodput, 'f', 1, 64)
+		case b.Metric == "amplification":
+			if r.Sent == 0 {
+				out = append(out, Evaluation{Bound: b.Text, Actual: "no request sent"})
+				continue
+			}
+			actual, shown = r.Amplification, strconv.FormatFloat(r.Amplification, 'f', 2, 64)
 		case b.Metric == "pooluse":
 			if r.Server == nil || r.Server.PoolMax == 0 {
 				out = append(out, Evaluation{Bound: b.Text, Actual: "no pool metrics"})
