@@ -70,3 +70,24 @@ func TestAmplificationColumnFollowsThePolicy(t *testing.T) {
 		t.Errorf("no policy, no retry: %v has an amplification column", head)
 	}
 }
+
+// server_rejections is the rate of the rejections the server counted over
+// the run, read from its metrics; a run without them misses the term.
+func TestServerRejectionsReadTheServersCount(t *testing.T) {
+	run := retried(t, attack.RetryImmediate, 60)
+	slo, err := ParseSLO("server_rejections<50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := slo.Evaluate(run); ev[0].Met || ev[0].Actual != "no server metrics" {
+		t.Errorf("without metrics: %+v, want missed for want of server metrics", ev[0])
+	}
+	run.Server = &Server{}
+	run.Server.Scrapes, run.Server.Rejections = 11, 600 // over the run's 10 s
+	if ev := slo.Evaluate(run); ev[0].Met || ev[0].Actual != "60.0" {
+		t.Errorf("600 rejections in 10 s against <50/s: %+v, want missed at 60.0", ev[0])
+	}
+	if v, _, ok := Figure("server_rejections", run); !ok || v != 60 {
+		t.Errorf("Figure(server_rejections) = %v, %v; want 60 a second", v, ok)
+	}
+}
