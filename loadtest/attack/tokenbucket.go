@@ -2,7 +2,7 @@ package attack
 
 import "sync/atomic"
 
-// gRPC's retry throttling, as its retry design (gRFC A6, "Throttling
+// gRPC's retry throttling, as its retry design (proposal A6, "Throttling
 // Configuration") states it, with the values its example gives: the
 // client keeps a count of tokens, from 0 to TokenBucketMax, full at the
 // start; every failed attempt takes one, every successful one gives back
