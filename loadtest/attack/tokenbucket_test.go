@@ -1,11 +1,9 @@
 package attack
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 )
 
@@ -69,34 +67,16 @@ func TestTokenBucketIsSharedSafely(t *testing.T) {
 	}
 }
 
-// virtualAnswers runs cfg in a synctest bubble against an in-process server
-// that answers each attempt answer(when it arrived, its attempt number)
-// after a millisecond of virtual time, and returns the result with the
-// number of attempts that reached the server.
+// virtualAnswers runs cfg against a server that answers each attempt
+// answer(when it arrived, its attempt number) after a millisecond of
+// virtual time (virtualServe), and returns the result with the number of
+// attempts that reached the server.
 func virtualAnswers(t *testing.T, cfg Config, answer func(arrived time.Duration, attempt int) int) (*Result, int64) {
 	t.Helper()
-	var (
-		res      *Result
-		attempts atomic.Int64
-	)
-	synctest.Test(t, func(t *testing.T) {
-		t0 := time.Now()
-		cfg.Transport = TransportFunc(func() Client {
-			return ClientFunc(func(r *Request) (Response, error) {
-				attempts.Add(1)
-				status := answer(time.Since(t0), r.Attempt)
-				time.Sleep(time.Millisecond)
-				return Response{Status: status}, nil
-			})
-		})
-		cfg.Target.URL, cfg.timerWaits = "http://127.0.0.1:1/", true
-		a, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res, err = a.Run(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+	var attempts atomic.Int64
+	res := virtualServe(t, cfg, func(_ int64, arrived time.Duration, req *Request) (int, time.Duration) {
+		attempts.Add(1)
+		return answer(arrived, req.Attempt), time.Millisecond
 	})
 	return res, attempts.Load()
 }
