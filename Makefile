@@ -350,7 +350,7 @@ scenario: build $(if $(filter too-many-clients all,$(NAME)),pgbouncer) ## one sc
 	$(BIN)/lab scenario $(SCENARIO_FLAGS) $(NAME)
 
 .PHONY: scenarios
-scenarios: build pgbouncer ## all twenty scenarios (their load alone: 34 minutes at full size, 5 with QUICK=1; on top, a fresh start of the services for most phases)
+scenarios: build pgbouncer ## all twenty scenarios (their load alone: 37 minutes at full size, 6 with QUICK=1; on top, a fresh start of the services for most phases)
 	timeout 60m $(BIN)/lab scenario $(SCENARIO_FLAGS) all
 
 # make faults [FAULTS_ARGS='-faults restart -services pipeline']: docs/reference/database-failures.md.

@@ -73,9 +73,9 @@ func newLoadFlags(mode string) (*flag.FlagSet, *loadFlags) {
 		fs.StringVar(&f.name, "name", "", "label of the target in tables (default: its host:port)")
 		fs.StringVar(&f.metrics, "metrics", "", "`URL` of the target's Prometheus endpoint, e.g. http://127.0.0.1:9091/metrics")
 	}
-	fs.IntVar(&f.retries, "retries", burst.Retries, "most times one request is sent again: after a refused connection (jittered backoff), and after a 429 or 503 with -retry immediate or honor")
+	fs.IntVar(&f.retries, "retries", burst.Retries, "most times one request is sent again: after a refused connection (jittered backoff), and after a 429 or 503 under a -retry policy")
 	if shape("closed", "open") {
-		fs.StringVar(&f.retry, "retry", string(closed.Retry), "what a client does with a 429 or 503: none (count it), immediate (send it again at once: a retry storm), honor (wait Retry-After plus up to as much again in jitter, then send it again)")
+		fs.StringVar(&f.retry, "retry", string(closed.Retry), "what a client does with a 429 or 503: none (count it), immediate (send it again at once: a retry storm), honor (wait Retry-After plus up to as much again in jitter, then send it again), budget (immediate within failsafe-go's retry budget: 20 % of the requests in flight), throttle (the SRE book's adaptive client-side throttling), token-bucket (immediate within gRPC's retry throttling: a bucket of 10 tokens, -1 per rejection, +0.1 per success, retries while above 5)")
 		fs.DurationVar(&f.retryWait, "retry-max-wait", closed.RetryMaxWait, "-retry honor: the longest wait before a retry")
 	}
 	if shape("burst") {

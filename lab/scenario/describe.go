@@ -55,6 +55,8 @@ func Describe(p Phase) string {
 		shape += ", a 429/503 resent at once within a retry budget"
 	case "throttle":
 		shape += ", attempts through an adaptive client-side throttler"
+	case "token-bucket":
+		shape += ", a 429/503 resent at once while gRPC's retry token bucket allows"
 	}
 	s := fmt.Sprintf("%s %s, %s", cmp.Or(p.Request.Method, "GET"), p.Request.Path, shape)
 	if len(p.Env) > 0 {

@@ -102,6 +102,12 @@ func (s Scenario) Validate() error {
 			bad("%s: slo: %v", where, err)
 			continue
 		}
+		_, vs, _ := SplitVersus(e.SLO)
+		for _, v := range vs {
+			if !seen[v.Phase] || v.Phase == e.Phase {
+				bad("%s: slo %q: no other phase %q to hold it to", where, v.Text, v.Phase)
+			}
+		}
 		for _, p := range s.Phases {
 			if p.Tasks == nil && p.Bound == nil && (e.Phase == "" || e.Phase == p.Name) {
 				if _, err := ResolveSLO(e.SLO, 0); err != nil {

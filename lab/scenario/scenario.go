@@ -149,8 +149,8 @@ type Load struct {
 	// Retries is the most resends of one request (refused connections, and
 	// 429/503 answers under Retry); default 5.
 	Retries int `yaml:"retries,omitempty" json:"retries,omitempty"`
-	// Retry is what a client does with a 429 or 503: none (default),
-	// immediate (a retry storm) or honor (wait Retry-After, with jitter).
+	// Retry is what a client does with a 429 or 503: one of
+	// attack.RetryPolicies, none by default.
 	Retry        string   `yaml:"retry,omitempty" json:"retry,omitempty"`
 	RetryMaxWait Duration `yaml:"retry_max_wait,omitempty" json:"retry_max_wait,omitempty"` // honor: longest wait; default 10 s
 	// Scrape is the interval between scrapes of the service's metrics

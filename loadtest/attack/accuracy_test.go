@@ -20,14 +20,25 @@ import (
 // figures must match them, not merely come close.
 func virtualRun(t *testing.T, cfg Config, hold func(n int64, arrived time.Duration) time.Duration) *Result {
 	t.Helper()
+	return virtualServe(t, cfg, func(n int64, arrived time.Duration, _ *Request) (int, time.Duration) {
+		return 200, hold(n, arrived)
+	})
+}
+
+// virtualServe is virtualRun with a server that answers attempt n (of any
+// request, counted from 0 in arrival order) with the status answer gives,
+// after the hold it gives.
+func virtualServe(t *testing.T, cfg Config, answer func(n int64, arrived time.Duration, req *Request) (status int, hold time.Duration)) *Result {
+	t.Helper()
 	var res *Result
 	synctest.Test(t, func(t *testing.T) {
 		t0 := time.Now()
 		var n atomic.Int64
 		cfg.Transport = TransportFunc(func() Client {
-			return ClientFunc(func(*Request) (Response, error) {
-				time.Sleep(hold(n.Add(1)-1, time.Since(t0)))
-				return Response{Status: 200}, nil
+			return ClientFunc(func(req *Request) (Response, error) {
+				status, hold := answer(n.Add(1)-1, time.Since(t0), req)
+				time.Sleep(hold)
+				return Response{Status: status}, nil
 			})
 		})
 		cfg.Target.URL, cfg.timerWaits = "http://127.0.0.1:1/", true

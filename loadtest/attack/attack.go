@@ -31,9 +31,11 @@ type Attack struct {
 	// sent (closed and open runs with a Duration); zero: no end. Set before
 	// the workers start.
 	sendUntil time.Time
-	// The run's shared client policy, under RetryBudget or RetryThrottle.
+	// The run's shared client policy, under RetryBudget, RetryThrottle or
+	// RetryTokenBucket.
 	budget    permits
 	throttler adaptivethrottler.AdaptiveThrottler[int]
+	tokens    *tokenBucket
 	sent      atomic.Int64
 	answered  atomic.Int64
 	errs      atomic.Int64
@@ -79,6 +81,8 @@ func New(cfg Config) (*Attack, error) {
 		a.budget = b
 	case RetryThrottle:
 		a.throttler = newThrottler()
+	case RetryTokenBucket:
+		a.tokens = newTokenBucket(TokenBucketMax, TokenBucketRatio)
 	}
 	return a, nil
 }

@@ -58,10 +58,18 @@ const (
 	// again after a full-jitter backoff; a 429 or 503 is sent again at once
 	// through the throttler. Up to Retries times either way.
 	RetryThrottle RetryPolicy = "throttle"
+	// RetryTokenBucket sends a 429 or 503 again at once, as RetryImmediate
+	// does, but only while the run's token bucket allows: gRPC's retry
+	// throttling (tokenbucket.go). Every rejection takes a token, every
+	// success gives back TokenBucketRatio of one, and a rejection is
+	// resent only while more than half of TokenBucketMax is left; beyond
+	// it the rejection stands. Where RetryBudget counts retries in flight,
+	// this counts failures against successes over the run.
+	RetryTokenBucket RetryPolicy = "token-bucket"
 )
 
 // RetryPolicies lists every policy, in the order the docs give them.
-var RetryPolicies = []RetryPolicy{RetryNone, RetryImmediate, RetryHonor, RetryBudget, RetryThrottle}
+var RetryPolicies = []RetryPolicy{RetryNone, RetryImmediate, RetryHonor, RetryBudget, RetryThrottle, RetryTokenBucket}
 
 // Config describes one run against one target.
 type Config struct {

@@ -62,7 +62,9 @@ type outcome struct {
 	// throttled counts this request's attempts that its client's throttler
 	// refused (RetryThrottle): never sent, among the retries but the last.
 	throttled int
-	// overBudget: a 429/503 not sent again because the retry budget was spent (RetryBudget).
+	// overBudget: a 429/503 not sent again because the retry budget was
+	// spent (RetryBudget) or the token bucket was at half or below
+	// (RetryTokenBucket).
 	overBudget bool
 }
 

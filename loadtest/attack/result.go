@@ -22,7 +22,8 @@ type Result struct {
 	Canceled int64 // requests abandoned because the run was canceled
 	// Throttled counts attempts the client's own adaptive throttler
 	// refused, never sent (RetryThrottle); OverBudget, rejections not sent
-	// again because the retry budget was spent (RetryBudget).
+	// again because the retry budget was spent (RetryBudget) or the token
+	// bucket was at half or below (RetryTokenBucket).
 	Throttled, OverBudget int64
 
 	// Latency from the intended send time (corrected) and from the actual
@@ -113,6 +114,17 @@ func (r *Result) ErrorCount() int64 {
 // Attempts returns how many times requests were sent, retries included
 // (attempts the client's throttler refused were not sent).
 func (r *Result) Attempts() int64 { return r.Sent + r.Retries - r.Throttled }
+
+// Amplification returns the run's retry amplification: attempts sent over
+// first attempts, one per request (attempts the client's throttler refused
+// were not sent, so under RetryThrottle it can be below 1). 0 for a run
+// with no request.
+func (r *Result) Amplification() float64 {
+	if r.Sent == 0 {
+		return 0
+	}
+	return float64(r.Attempts()) / float64(r.Sent)
+}
 
 // Throughput returns answers per second over the run.
 func (r *Result) Throughput() float64 {

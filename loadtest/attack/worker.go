@@ -82,7 +82,7 @@ func appendHex(b []byte, v uint64) []byte {
 // rec. Refused connections are retried up to Config.Retries times, and so
 // are 429 and 503 answers and attempts the client's throttler refused when
 // Config.Retry says so, as long as the retry falls within the run's window
-// (and, under RetryBudget, the budget allows); the outcome is the final
+// (and, under RetryBudget or RetryTokenBucket, the budget allows); the outcome is the final
 // attempt's, its latency runs from the first attempt.
 //
 // ready is when the generator meant to send it, for its lateness (zero: not
@@ -113,6 +113,15 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, 
 			}
 		}
 		o.status = resp.Status
+		resendable := true // as far as the token bucket is concerned
+		if tb := w.a.tokens; tb != nil && o.err == nil {
+			switch {
+			case IsRejection(resp.Status):
+				resendable = tb.failed()
+			case resp.Status < 400:
+				tb.succeeded()
+			}
+		}
 		if budgeted {
 			b.ReleasePermit()
 			budgeted = false
@@ -123,6 +132,10 @@ func (w *worker) fire(ctx context.Context, rec *recorder, due, ready time.Time, 
 		wait, again := w.retryWait(resp, o.err, attempt)
 		if !again || (!w.a.sendUntil.IsZero() && time.Now().Add(wait).After(w.a.sendUntil)) {
 			break // no retry, or none before the run's window closes
+		}
+		if !resendable {
+			o.overBudget = true
+			break // the bucket is at half or below: the rejection stands
 		}
 		if !w.sleep(ctx, wait) {
 			break
@@ -175,7 +188,7 @@ func (w *worker) retryWait(resp Response, err error, attempt int) (time.Duration
 		return 0, false
 	}
 	switch w.a.cfg.Retry {
-	case RetryImmediate, RetryBudget, RetryThrottle:
+	case RetryImmediate, RetryBudget, RetryThrottle, RetryTokenBucket:
 		return 0, true
 	case RetryHonor:
 		return honor(w.rng, resp.RetryAfter, attempt, w.a.cfg.RetryMaxWait), true

@@ -63,7 +63,7 @@ type Settings struct {
 	Shard           string  `json:"shard,omitempty"` // open: "i/n", generator i's share of the schedule; Rate, RampFrom and Requests are the whole schedule's
 	TimeoutSeconds  float64 `json:"timeout_seconds"`
 	Retries         int     `json:"retries,omitempty"`
-	Retry           string  `json:"retry,omitempty"` // what a client did with a 429/503: none, immediate, honor, budget, throttle
+	Retry           string  `json:"retry,omitempty"` // what a client did with a 429/503: none, immediate, honor, budget, throttle, token-bucket
 	RetryMaxWait    float64 `json:"retry_max_wait_seconds,omitempty"`
 	Warmup          bool    `json:"warmup,omitempty"`
 	Client          string  `json:"client"`
@@ -114,21 +114,25 @@ type Run struct {
 	Throughput     float64 `json:"throughput_rps"`
 	// Goodput is successful answers per second; Attempts counts every
 	// request sent, retries included, and AttemptsPerSuccess divides them.
-	Goodput            float64          `json:"goodput_rps"`
-	Attempts           int64            `json:"attempts"`
-	AttemptsPerSuccess float64          `json:"attempts_per_success,omitempty"`
-	Status             map[string]int64 `json:"status"`
-	ErrorClasses       map[string]int64 `json:"error_classes"`
-	ErrorRate          float64          `json:"error_rate"`     // (errors + other 4xx/5xx + unsent) / (sent + unsent)
-	RejectionRate      float64          `json:"rejection_rate"` // rejected / (sent + unsent)
-	Late               int64            `json:"late"`           // open: due while every connection was busy, unsent included
-	Unsent             int64            `json:"unsent"`         // open: due within the run, still unsent -timeout after it
-	Retries            int64            `json:"retries"`
-	Throttled          int64            `json:"throttled,omitempty"`   // attempts the client's throttler refused, never sent (-retry throttle)
-	OverBudget         int64            `json:"over_budget,omitempty"` // rejections not retried: the retry budget was spent (-retry budget)
-	Canceled           int64            `json:"canceled"`
-	WarmupErrors       int64            `json:"warmup_errors"`
-	Latency            Latencies        `json:"latency"`
+	Goodput            float64 `json:"goodput_rps"`
+	Attempts           int64   `json:"attempts"`
+	AttemptsPerSuccess float64 `json:"attempts_per_success,omitempty"`
+	// Amplification is the retry amplification: attempts over first
+	// attempts, one per request (attack.Result.Amplification): what the
+	// client's retries multiply its own arrivals by.
+	Amplification float64          `json:"retry_amplification,omitempty"`
+	Status        map[string]int64 `json:"status"`
+	ErrorClasses  map[string]int64 `json:"error_classes"`
+	ErrorRate     float64          `json:"error_rate"`     // (errors + other 4xx/5xx + unsent) / (sent + unsent)
+	RejectionRate float64          `json:"rejection_rate"` // rejected / (sent + unsent)
+	Late          int64            `json:"late"`           // open: due while every connection was busy, unsent included
+	Unsent        int64            `json:"unsent"`         // open: due within the run, still unsent -timeout after it
+	Retries       int64            `json:"retries"`
+	Throttled     int64            `json:"throttled,omitempty"`   // attempts the client's throttler refused, never sent (-retry throttle)
+	OverBudget    int64            `json:"over_budget,omitempty"` // rejections not retried: the retry budget was spent (-retry budget)
+	Canceled      int64            `json:"canceled"`
+	WarmupErrors  int64            `json:"warmup_errors"`
+	Latency       Latencies        `json:"latency"`
 
 	// Warnings say when the figures measure the generator as much as the
 	// service (see LagShare).
@@ -256,7 +260,7 @@ func FromResult(name, url string, cfg attack.Config, res *attack.Result, series 
 			*x.dst, err = latencyOf(x.h)
 		}
 	}
-	r.Attempts = res.Attempts()
+	r.Attempts, r.Amplification = res.Attempts(), res.Amplification()
 	if r.ElapsedSeconds > 0 {
 		r.Goodput = float64(r.Succeeded) / r.ElapsedSeconds
 	}

@@ -13,7 +13,13 @@ import (
 // max, mean) apply to the corrected latency of successes; errors and
 // rejections are shares of the requests due (sent, plus an open run's
 // unsent ones, which count as errors), as a percentage or a fraction; rps
-// is the answers per second and goodput the successful answers per second.
+// is the answers per second and goodput the successful answers per second;
+// amplification is the retry amplification, attempts over first attempts
+// (Run.Amplification), a plain number such as 1.2. server_rejections reads
+// the target's metrics: the rejections the server itself counted
+// (orderlab_limiter_rejections_total and orderlab_pipeline_rejections_total)
+// a second over the run. Each runs the same short admission path, so their
+// rate is what the server's CPU spent on saying no grows with.
 // Two read the target's metrics (a run without them misses them), as a
 // percentage or a fraction: pooluse is the share of the pool kept busy by
 // calls that succeeded (scrape.Summary.PoolUse, Little's law), and starved
@@ -62,10 +68,10 @@ func ParseSLO(s string) (SLO, error) {
 			} else {
 				b.Value, err = strconv.ParseFloat(rest, 64)
 			}
-		case b.Metric == "rps" || b.Metric == "goodput":
+		case b.Metric == "rps" || b.Metric == "goodput" || b.Metric == "amplification" || b.Metric == "server_rejections":
 			b.Value, err = strconv.ParseFloat(rest, 64)
 		default:
-			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections, rps, goodput, pooluse or starved)", term, b.Metric)
+			return nil, fmt.Errorf("%q: unknown metric %q (want p50, p90, p99, p99.9, p99.99, max, mean, errors, rejections, rps, goodput, amplification, server_rejections, pooluse or starved)", term, b.Metric)
 		}
 		if err != nil || b.Value < 0 || math.IsNaN(b.Value) || math.IsInf(b.Value, 0) {
 			return nil, fmt.Errorf("%q: bad value %q", term, rest)
@@ -86,41 +92,56 @@ type Evaluation struct {
 func (s SLO) Evaluate(r Run) []Evaluation {
 	out := make([]Evaluation, 0, len(s))
 	for _, b := range s {
-		var actual float64
-		var shown string
-		switch {
-		case figures[b.Metric] != nil:
-			if r.Latency.Success == nil || r.Latency.Success.Count == 0 {
-				out = append(out, Evaluation{Bound: b.Text, Actual: "no successful request"})
-				continue
-			}
-			d, _ := r.Latency.Success.Quantile(b.Metric)
-			actual, shown = d.Seconds(), FormatSeconds(d.Seconds())
-		case b.Metric == "errors":
-			actual, shown = r.ErrorRate, FormatPercent(r.ErrorRate)
-		case b.Metric == "rejections":
-			actual, shown = r.RejectionRate, FormatPercent(r.RejectionRate)
-		case b.Metric == "rps":
-			actual, shown = r.Throughput, strconv.FormatFloat(r.Throughput, 'f', 1, 64)
-		case b.Metric == "goodput":
-			actual, shown = r.Goodput, strconv.FormatFloat(r.Goodput, 'f', 1, 64)
-		case b.Metric == "pooluse":
-			if r.Server == nil || r.Server.PoolMax == 0 {
-				out = append(out, Evaluation{Bound: b.Text, Actual: "no pool metrics"})
-				continue
-			}
-			actual, shown = r.Server.PoolUse, FormatPercent(r.Server.PoolUse)
-		case b.Metric == "starved":
-			if r.Server == nil || r.Server.AcquireWaits == 0 {
-				out = append(out, Evaluation{Bound: b.Text, Actual: "no pool acquires measured"})
-				continue
-			}
-			actual = r.Server.StarvedAcquires / r.Server.AcquireWaits
-			shown = FormatPercent(actual)
-		}
-		out = append(out, Evaluation{Bound: b.Text, Actual: shown, Met: compare(actual, b.Op, b.Value)})
+		actual, shown, ok := Figure(b.Metric, r)
+		out = append(out, Evaluation{Bound: b.Text, Actual: shown, Met: ok && compare(actual, b.Op, b.Value)})
 	}
 	return out
+}
+
+// Figure is r's figure that an SLO's metric names, in the unit its bounds
+// are written in (seconds, a fraction, per second), and as a report shows
+// it; false, and why in place of the figure, when r has none (no success
+// to take a latency of, no server metrics).
+func Figure(metric string, r Run) (v float64, shown string, ok bool) {
+	switch {
+	case figures[metric] != nil:
+		if r.Latency.Success == nil || r.Latency.Success.Count == 0 {
+			return 0, "no successful request", false
+		}
+		d, _ := r.Latency.Success.Quantile(metric)
+		return d.Seconds(), FormatSeconds(d.Seconds()), true
+	case metric == "errors":
+		return r.ErrorRate, FormatPercent(r.ErrorRate), true
+	case metric == "rejections":
+		return r.RejectionRate, FormatPercent(r.RejectionRate), true
+	case metric == "rps":
+		return r.Throughput, strconv.FormatFloat(r.Throughput, 'f', 1, 64), true
+	case metric == "goodput":
+		return r.Goodput, strconv.FormatFloat(r.Goodput, 'f', 1, 64), true
+	case metric == "amplification":
+		if r.Sent == 0 {
+			return 0, "no request sent", false
+		}
+		return r.Amplification, strconv.FormatFloat(r.Amplification, 'f', 2, 64), true
+	case metric == "server_rejections":
+		if r.Server == nil || r.Server.Scrapes == 0 || r.ElapsedSeconds <= 0 {
+			return 0, "no server metrics", false
+		}
+		v := r.Server.Rejections / r.ElapsedSeconds
+		return v, strconv.FormatFloat(v, 'f', 1, 64), true
+	case metric == "pooluse":
+		if r.Server == nil || r.Server.PoolMax == 0 {
+			return 0, "no pool metrics", false
+		}
+		return r.Server.PoolUse, FormatPercent(r.Server.PoolUse), true
+	case metric == "starved":
+		if r.Server == nil || r.Server.AcquireWaits == 0 {
+			return 0, "no pool acquires measured", false
+		}
+		v := r.Server.StarvedAcquires / r.Server.AcquireWaits
+		return v, FormatPercent(v), true
+	}
+	return 0, "unknown metric " + metric, false
 }
 
 // shares are the metrics whose bounds are shares: "1%", "1 %" or "0.01".

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/orderlab/orderlab/loadtest/attack"
 )
 
 // column is one column of the summary table.
@@ -51,6 +53,14 @@ func anyRetries(runs []Run) bool {
 	return slices.ContainsFunc(runs, func(r Run) bool { return r.Retries > 0 })
 }
 
+// anyRetryPolicy: some run retried, or resent 429s under a policy that
+// may have resent none (a budget that bound from the start).
+func anyRetryPolicy(runs []Run) bool {
+	return anyRetries(runs) || slices.ContainsFunc(runs, func(r Run) bool {
+		return r.Settings.Retry != "" && r.Settings.Retry != string(attack.RetryNone)
+	})
+}
+
 func ratio(v float64) string {
 	if v == 0 {
 		return "-"
@@ -72,6 +82,7 @@ var summaryColumns = []column{
 	{head: "goodput", cell: func(r Run) string { return strconv.FormatFloat(r.Goodput, 'f', 1, 64) }},
 	{head: "ok", cell: count(func(r Run) int64 { return r.Succeeded })},
 	{head: "attempts/ok", cell: func(r Run) string { return ratio(r.AttemptsPerSuccess) }, when: anyRetries},
+	{head: "amplification", cell: func(r Run) string { return ratio(r.Amplification) }, when: anyRetryPolicy},
 	{head: "rejected", cell: count(func(r Run) int64 { return r.Rejected })},
 	{head: "errors", cell: func(r Run) string { return FormatPercent(r.ErrorRate) }},
 	{head: "p50", cell: lat(success, "p50")},

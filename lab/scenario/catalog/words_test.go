@@ -17,6 +17,10 @@ var (
 	busyWords = regexp.MustCompile(`(?i)\bpool\b.*\bbusy\b`)
 	// starveWords are about requests starved in the pool.
 	starveWords = regexp.MustCompile(`(?i)\bstarv\w*`)
+	// amplificationWords are about the retries multiplying the attempts.
+	amplificationWords = regexp.MustCompile(`(?i)\bamplif\w*`)
+	// serverRejectionWords are about the rejections the server counted.
+	serverRejectionWords = regexp.MustCompile(`(?i)\bserver\b.*\brejections?\b|\brejections?\b.*\bserver\b`)
 )
 
 // TestWordsNameTheQuantityTheyAreHeldTo: every expectation of the catalog
@@ -25,7 +29,8 @@ var (
 // included (the pipeline can answer 21,718/s and commit 3,499); an rps
 // term is said in words about answers; goodput in words about commits or
 // successes; pooluse in words about the pool kept busy; starved in words
-// about starving.
+// about starving; amplification in words naming the amplification;
+// server_rejections in words about the server's rejections.
 func TestWordsNameTheQuantityTheyAreHeldTo(t *testing.T) {
 	all, err := All()
 	if err != nil {
@@ -60,6 +65,14 @@ func TestWordsNameTheQuantityTheyAreHeldTo(t *testing.T) {
 					if !starveWords.MatchString(e.Says) {
 						t.Errorf("%s: starved counts acquires ended by their deadline; the words (%q) must say so", where, e.Says)
 					}
+				case "amplification":
+					if !amplificationWords.MatchString(e.Says) {
+						t.Errorf("%s: amplification is attempts over first attempts; the words (%q) must name the retry amplification", where, e.Says)
+					}
+				case "server_rejections":
+					if !serverRejectionWords.MatchString(e.Says) {
+						t.Errorf("%s: server_rejections counts the rejections the server answered; the words (%q) must say the server's rejections", where, e.Says)
+					}
 				default:
 					continue
 				}
@@ -67,7 +80,7 @@ func TestWordsNameTheQuantityTheyAreHeldTo(t *testing.T) {
 			}
 		}
 	}
-	for _, m := range []string{"goodput", "pooluse", "starved"} {
+	for _, m := range []string{"goodput", "pooluse", "starved", "amplification", "server_rejections"} {
 		if checked[m] == 0 {
 			t.Errorf("no catalog expectation holds %s: the test checks nothing of it", m)
 		}

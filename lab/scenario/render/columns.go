@@ -55,6 +55,13 @@ func anyLag(runs []report.Run) bool {
 	})
 }
 
+// anyRetryPolicy: some run resent 429s under a policy, or retried at all.
+func anyRetryPolicy(runs []report.Run) bool {
+	return slices.ContainsFunc(runs, func(r report.Run) bool {
+		return r.Retries > 0 || (r.Settings.Retry != "" && r.Settings.Retry != "none")
+	})
+}
+
 func serverFigure(f func(report.Server) float64) func(result.PhaseResult, report.Run) (float64, bool) {
 	return func(_ result.PhaseResult, r report.Run) (float64, bool) {
 		if r.Server == nil || r.Server.Scrapes == 0 {
@@ -96,6 +103,13 @@ var httpColumns = []httpColumn{
 		format: decimals(2), when: func(runs []report.Run) bool {
 			return slices.ContainsFunc(runs, func(r report.Run) bool { return r.Retries > 0 })
 		}},
+	{head: "amplification", value: func(_ result.PhaseResult, r report.Run) (float64, bool) {
+		return r.Amplification, r.Amplification > 0
+	}, format: decimals(2), when: anyRetryPolicy},
+	{head: "server rej./s", detail: true, value: func(_ result.PhaseResult, r report.Run) (float64, bool) {
+		v, _, ok := report.Figure("server_rejections", r)
+		return v, ok
+	}, format: decimals(0), when: anyRetryPolicy},
 	{head: "server cores", detail: true, value: serverFigure(func(s report.Server) float64 { return s.Cores }), format: decimals(2)},
 	{head: "CPU/answer", detail: true, value: serverFigure(func(s report.Server) float64 { return s.CPUPerAnswerUS }), format: report.FormatMicros},
 	{head: "CPU/ok", detail: true, value: serverFigure(func(s report.Server) float64 { return s.CPUPerSuccessUS }), format: report.FormatMicros},

@@ -85,6 +85,7 @@ func VerdictsOf(res *Result) []Verdict {
 				v.Measured, bad = append(v.Measured, err.Error()), true
 				continue
 			}
+			_, vss, _ := scenario.SplitVersus(e.SLO) // boundSLO said no error
 			ph := phaseOf(res, i)
 			for _, run := range p.Loadtest.Runs {
 				if e.Target != "" && run.Name != e.Target {
@@ -93,6 +94,11 @@ func VerdictsOf(res *Result) []Verdict {
 				for j, ev := range slo.Evaluate(run) {
 					met = met && ev.Met
 					v.Measured = append(v.Measured, p.Name+": "+inWords(run, ph, slo[j], ev))
+				}
+				for _, vs := range vss {
+					words, ok := versusInWords(res, i, run, ph, vs)
+					met = met && ok
+					v.Measured = append(v.Measured, p.Name+": "+words)
 				}
 			}
 		}
@@ -122,8 +128,12 @@ func boundSLO(text string, boundRPS float64) (report.SLO, error) {
 	if err != nil {
 		return nil, err
 	}
+	own, _, err := scenario.SplitVersus(text)
+	if err != nil {
+		return nil, err
+	}
 	var written []string
-	for _, term := range strings.Split(text, ",") {
+	for _, term := range strings.Split(own, ",") {
 		if term = strings.TrimSpace(term); term != "" {
 			written = append(written, term)
 		}
@@ -198,6 +208,16 @@ func inWords(run report.Run, ph measuredPhase, b report.Bound, ev report.Evaluat
 		}
 		return fmt.Sprintf("%s %s = %.1f × the %s/s bound; target %s %g ×: %s",
 			run.Name, figure, got/boundRPS, rate(boundRPS), op, share, mark)
+	case "amplification", "server_rejections":
+		got, _, _ := report.Figure(b.Metric, run)
+		if b.Metric == "server_rejections" && (run.Server == nil || run.Server.Scrapes == 0) {
+			return fmt.Sprintf("%s: no server metrics; target %s %s/s: %s", run.Name, op, rate(b.Value), mark)
+		}
+		target := fmt.Sprintf("%g", b.Value)
+		if b.Metric == "server_rejections" {
+			target = rate(b.Value) + "/s"
+		}
+		return fmt.Sprintf("%s%s; target %s %s: %s", run.Name, figureWords(b.Metric, got, ph), op, target, mark)
 	case "errors", "rejections":
 		got := run.ErrorRate
 		if b.Metric == "rejections" {
