@@ -2,8 +2,8 @@
 
 package front
 
-// boardUID is the board the panels are on.
-const boardUID = "orderlab-pool-starvation"
+// firingPanel is the board's panel of the pitfall alerts that fire.
+const firingPanel = "What is firing: pitfalls named by the alerts"
 
 // boardPanels are the board's panels by title, with their ids
 // (grafana/board.PanelIDs).
