@@ -118,7 +118,10 @@ type Staged struct {
 	Knobs    map[string]string `json:"knobs"`
 	Load     []string          `json:"load"`
 	DB       []string          `json:"db"`
-	Settings []Setting         `json:"settings"` // what was drawn, its range and the catalog's value
+	Settings []Setting         `json:"settings"` // what was drawn, its range and the catalog's value, at full size
+	// QuickFactor is what a quick run divided the pools and the load by
+	// (scenario.Quick); Knobs and Load are what ran.
+	QuickFactor float64 `json:"quick_factor,omitempty"`
 }
 
 // Diagnosed is what the lab named during the run (lab diagnose's findings,
@@ -289,7 +292,8 @@ func (s *Server) mysteryView(rs *runState) Mystery {
 	e := entryOf(staged)
 	rv := &Reveal{Answer: m.answer, Correct: m.answer == st.Base.Name, AnsweredAt: m.answeredAt,
 		Staged: Staged{Pitfall: st.Base.Name, Title: st.Base.Title, Page: "docs/scenarios/" + st.Base.Name + ".md",
-			Targets: staged.Targets, Knobs: e.Changes.Knobs, Load: e.Changes.Load, DB: e.Changes.DB, Settings: st.Settings},
+			Targets: staged.Targets, Knobs: e.Changes.Knobs, Load: e.Changes.Load, DB: e.Changes.DB, Settings: st.Settings,
+			QuickFactor: staged.QuickFactor},
 		Diagnosed: Diagnosed{Findings: slices.Clone(m.seen), Questions: m.questions},
 		Panels:    []PanelLink{}}
 	if rv.Diagnosed.Findings == nil {

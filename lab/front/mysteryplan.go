@@ -246,7 +246,7 @@ func draw(rng *rand.Rand, candidates []recipe, catalog func(string) (scenario.Sc
 	if targets == nil {
 		targets = base.Targets
 	}
-	st.Scenario = scenario.Scenario{Name: "mystery", Title: "A mystery: which pitfall is this?",
+	st.Scenario = scenario.Scenario{Name: "mystery", Title: "which pitfall is this?",
 		Reproduces: "a pitfall of the catalog, not named until it is answered",
 		Question:   "Which pitfall is this? Watch the page and the board, then answer.",
 		Targets:    slices.Clone(targets), Env: env, Phases: []scenario.Phase{p}, Panels: base.Panels,

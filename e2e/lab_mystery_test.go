@@ -1,0 +1,91 @@
+//go:build labcheck
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// mysteryOnPage drives the front page's "What the lab sees" and mystery
+// mode in the browser of frontPage: the panel reads the lab's Prometheus;
+// a quick mystery is staged, runs unnamed (the panel, the knobs and the
+// runner's log held back), is answered from the list, and the reveal shows
+// what was staged, what the lab diagnosed, and the board's panels on the
+// run's range. Nothing the page showed before the answer named the pitfall.
+func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(name, sel string), wait func(what, js string, within time.Duration)) {
+	if err := chromedp.Do(ctx, chromedp.Navigate(page+"/#sees")); err != nil {
+		t.Fatal(err)
+	}
+	wait("what the lab sees, read from Prometheus", `["calm", "firing"].includes(document.querySelector("#sees-body").dataset.state)`, 20*time.Second)
+	sees, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#sees-body")))
+	t.Logf("what the lab sees: %s", sees)
+	if !strings.Contains(sees, "No pitfall: none of the 13 pitfall rules") && !strings.Contains(sees, "firing since") {
+		t.Errorf("the panel reads %q: want no pitfall of the 13 rules, or a finding with its start", sees)
+	}
+
+	// A quick mystery (the catalog's Quick box is checked by default).
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#mystery-start"))); err != nil {
+		t.Fatal(err)
+	}
+	wait("the mystery's run", `!document.querySelector("#mystery-view").hidden && document.querySelector("#run-title").textContent.startsWith("mystery: which pitfall") &&
+	  document.querySelectorAll("#mystery-choices input").length >= 13`, 20*time.Second)
+	wait("the lab's view held back", `document.querySelector("#sees-body").dataset.state === "held"`, 10*time.Second)
+	wait("the knobs held back", `document.querySelector("#knob-forms").textContent.includes("mystery is being staged")`, 10*time.Second)
+	var before []string
+	seen := func() {
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`["#sees", "#run", "#knobs", "#mystery-state"].map(s => document.querySelector(s).innerText).join("\n")`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before = append(before, text)
+	}
+	seen()
+	shot("front-mystery.png", "#mystery")
+	wait("the mystery's end", `document.querySelector("#run-state").dataset.state !== "running" && document.querySelector("#run-state").dataset.state !== "stopping"`, 3*time.Minute)
+	seen()
+	state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-state")))
+	if state != "finished" {
+		t.Errorf("the mystery's run: %q, want it finished", state)
+	}
+
+	// Answer the first pitfall of the list.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#mystery-choices input[name=pitfall]`)), chromedp.Click(chromedp.CSS(`#mystery-form button[type=submit]`))); err != nil {
+		t.Fatal(err)
+	}
+	wait("the reveal", `!document.querySelector("#mystery-reveal").hidden && document.querySelectorAll("#mystery-panels a").length >= 2`, 20*time.Second)
+	reveal, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#mystery-reveal")))
+	staged, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#mystery-reveal [data-correct]").textContent.match(/it was ([a-z-]+)\./)[1]`))
+	if err != nil {
+		t.Fatalf("the reveal names no pitfall: %v\n%s", err, reveal)
+	}
+	t.Logf("staged %s; the reveal:\n%s", staged, reveal)
+	for _, want := range []string{"What was staged", "Knobs: ", "Load: ", "What the lab diagnosed", "docs/scenarios/" + staged + ".md", "What is firing"} {
+		if !strings.Contains(reveal, want) {
+			t.Errorf("the reveal lacks %q", want)
+		}
+	}
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#mystery-panels a")].map(a => a.href)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range links {
+		if !strings.Contains(l, "/d/orderlab-pool-starvation?from=") || !strings.Contains(l, "&to=1") {
+			t.Errorf("board link %s: want the board on the run's range", l)
+		}
+	}
+	if !strings.Contains(links[0], "viewPanel=panel-") {
+		t.Errorf("first board link %s: want the What is firing panel", links[0])
+	}
+	for i, text := range before {
+		if strings.Contains(text, staged) {
+			t.Errorf("the page named %s before the answer (reading %d):\n%s", staged, i, text)
+		}
+	}
+	wait("what the lab sees, back after the answer", `document.querySelector("#sees-body").dataset.state !== "held"`, 10*time.Second)
+	shot("front-mystery-reveal.png", "#mystery-reveal")
+}
