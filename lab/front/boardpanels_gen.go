@@ -6,7 +6,7 @@ package front
 const firingPanel = "What is firing: pitfalls named by the alerts"
 
 // boardPanels are the board's panels by title, with their ids
-// (grafana/board.PanelIDs).
+// (PanelIDs in grafana/board).
 var boardPanels = map[string]uint32{
 	"API connections: idle vs active":                     52,
 	"Answers per second by outcome vs commits per second": 8,
