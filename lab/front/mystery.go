@@ -1,7 +1,6 @@
 package front
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -339,7 +338,7 @@ func (s *Server) observe(rs *runState) {
 }
 
 func (s *Server) noteDiagnosis(rs *runState) {
-	rep, err := s.ask(context.WithoutCancel(s.ctx))
+	rep, err := s.ask(s.ctx) // at shutdown: canceled, remembered as a failed question
 	now := time.Now().UTC()
 	var fs []Finding
 	if err == nil {
