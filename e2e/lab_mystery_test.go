@@ -32,10 +32,21 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#mystery-start"))); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#mystery-msg").textContent !== ""`,
+		chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
+		button, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#mystery-start").outerHTML`))
+		t.Fatalf("Stage a mystery, clicked, says nothing after 10 s (%v): %s", err, button)
+	}
+	msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#mystery-msg")))
+	t.Logf("Stage a mystery: %s", msg)
 	wait("the mystery's run", `!document.querySelector("#mystery-view").hidden && document.querySelector("#run-title").textContent.startsWith("mystery: which pitfall") &&
 	  document.querySelectorAll("#mystery-choices input").length >= 13`, 20*time.Second)
-	wait("the lab's view held back", `document.querySelector("#sees-body").dataset.state === "held"`, 10*time.Second)
-	wait("the knobs held back", `document.querySelector("#knob-forms").textContent.includes("mystery is being staged")`, 10*time.Second)
+	// While it runs, the page holds back what the lab sees and the knobs.
+	wait("the lab's view and the knobs held back, or the run's end", `document.querySelector("#run-state").dataset.state !== "running" ||
+	  (document.querySelector("#sees-body").dataset.state === "held" && document.querySelector("#knob-forms").textContent.includes("mystery is being staged"))`, 10*time.Second)
+	if state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#run-state").dataset.state`)); state != "running" {
+		t.Errorf("the mystery's run is %s within seconds of its start: want it running, the page holding back the knobs and what the lab sees", state)
+	}
 	var before []string
 	seen := func() {
 		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`["#sees", "#run", "#knobs", "#mystery-state"].map(s => document.querySelector(s).innerText).join("\n")`))
@@ -48,10 +59,6 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 	shot("front-mystery.png", "#mystery")
 	wait("the mystery's end", `document.querySelector("#run-state").dataset.state !== "running" && document.querySelector("#run-state").dataset.state !== "stopping"`, 3*time.Minute)
 	seen()
-	state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-state")))
-	if state != "finished" {
-		t.Errorf("the mystery's run: %q, want it finished", state)
-	}
 
 	// Answer the first pitfall of the list.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#mystery-choices input[name=pitfall]`)), chromedp.Click(chromedp.CSS(`#mystery-form button[type=submit]`))); err != nil {
@@ -64,6 +71,11 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 		t.Fatalf("the reveal names no pitfall: %v\n%s", err, reveal)
 	}
 	t.Logf("staged %s; the reveal:\n%s", staged, reveal)
+	// Answered, the run shows what it held back: its error, if any.
+	if state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-state"))); state != "finished" {
+		runErr, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-error")))
+		t.Errorf("the mystery's run (%s): %q, want it finished; its error: %s", staged, state, runErr)
+	}
 	for _, want := range []string{"What was staged", "Knobs: ", "Load: ", "What the lab diagnosed", "docs/scenarios/" + staged + ".md", "What is firing"} {
 		if !strings.Contains(reveal, want) {
 			t.Errorf("the reveal lacks %q", want)

@@ -1,6 +1,7 @@
 package front
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -155,8 +156,16 @@ func (d *dice) draw(candidates []recipe, catalog func(string) (scenario.Scenario
 
 // candidates are the recipes this page can stage: their scenario is in its
 // catalog and in the lab, each target is a service it drives, and the
-// database proxy is there when the recipe needs it.
-func (s *Server) candidates() []recipe {
+// database proxy answers when the recipe needs it (compose runs it only
+// with the profile dbproxy).
+func (s *Server) candidates(ctx context.Context) []recipe {
+	proxy := s.cfg.Runner.DBProxy != nil && s.cfg.Runner.DBProxy.Control != nil
+	if proxy {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := s.cfg.Runner.DBProxy.Control.Get(ctx)
+		cancel()
+		proxy = err == nil
+	}
 	var out []recipe
 	for _, r := range recipes {
 		sc, ok := s.find(r.Pitfall)
@@ -173,7 +182,7 @@ func (s *Server) candidates() []recipe {
 		if slices.ContainsFunc(targets, func(t string) bool { _, ok := s.cfg.Runner.Endpoints[t]; return !ok }) {
 			continue
 		}
-		if s.cfg.Runner.DBProxy == nil && slices.ContainsFunc(sc.Phases, func(p scenario.Phase) bool { return p.DBLatency != nil || p.DBStop != nil }) {
+		if !proxy && slices.ContainsFunc(sc.Phases, func(p scenario.Phase) bool { return p.DBLatency != nil || p.DBStop != nil }) {
 			continue
 		}
 		out = append(out, r)
@@ -209,7 +218,7 @@ func (s *Server) startMystery(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name"}: %v`, err)
 		return
 	}
-	st, err := s.mysteries.draw(s.candidates(), s.find)
+	st, err := s.mysteries.draw(s.candidates(r.Context()), s.find)
 	if err != nil {
 		fail(w, http.StatusUnprocessableEntity, "no mystery to stage: %v", err)
 		return
