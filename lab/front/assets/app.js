@@ -412,9 +412,14 @@ async function main() {
   await poll();
   loadKnobs();
   loadBackground();
-  setInterval(() => {
-    poll();
+  // One poll at a time: on a busy machine an answer can take longer than
+  // the interval, and overlapping polls would queue every other request.
+  let polling = false;
+  setInterval(async () => {
     if (state.current) showRun(state.current);
+    if (polling) return;
+    polling = true;
+    try { await poll(); } finally { polling = false; }
   }, 1000);
 }
 

@@ -125,7 +125,7 @@ function showReveal(m) {
     el("p", {}, el("strong", { text: st.title }), ". ", pageLinks(st.pitfall, st.page), "."),
     el("h3", { text: "What was staged" }),
     el("ul", {},
-      el("li", { text: `On ${st.targets.join(", ")}, one after the other.` }),
+      el("li", { text: st.targets.length > 1 ? `On ${st.targets.join(", ")}, one after the other.` : `On ${st.targets[0]}.` }),
       el("li", { text: `Knobs: ${knobList(st.knobs)}.` }),
       ...st.load.map((l) => el("li", { text: `Load: ${l}.` })),
       ...st.db.map((x) => el("li", { text: `Database: ${x}.` }))),
@@ -155,16 +155,26 @@ async function refreshMystery() {
   if (r.ok) showMystery(r.data);
 }
 
+// once(name, f) is f, skipped while its last call is still under way: on a
+// busy machine answers can take longer than the interval, and requests
+// that pile up queue the next click behind them.
+const inFlight = {};
+function once(name, f) {
+  return async () => {
+    if (inFlight[name]) return;
+    inFlight[name] = true;
+    try { await f(); } finally { inFlight[name] = false; }
+  };
+}
+
 function mysteryMain() {
   $("#mystery-start").addEventListener("click", startMystery);
   $("#mystery-form").addEventListener("submit", answerMystery);
   refreshSees();
   refreshMystery();
-  setInterval(refreshSees, 5000);
-  setInterval(() => {
-    $("#mystery-start").disabled = !!state.current;
-    refreshMystery();
-  }, 2000);
+  setInterval(once("sees", refreshSees), 5000);
+  setInterval(() => { $("#mystery-start").disabled = !!state.current; }, 1000);
+  setInterval(once("mystery", refreshMystery), 2000);
 }
 
 mysteryMain();
