@@ -317,7 +317,7 @@ JAEGER ?=
 
 .PHONY: e2e
 e2e: $(BIN)/prometheus $(BIN)/postgres_exporter rules-test ## the lab without Docker: compose check, services + Prometheus + load, every panel query, alerts, traces
-	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter JAEGER=$(JAEGER) $(GO) test -tags labcheck -count=1 -v -timeout 10m ./e2e/ ./grafana/...
+	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter JAEGER=$(JAEGER) $(GO) test -tags labcheck -count=1 -v -timeout 14m ./e2e/ ./grafana/...
 
 # Jaeger v2.11.0 is Go module v1.74.0. compose pins the image at 2.17.0 (a UI
 # XSS fix), which cannot be built here (the newest approved Jaeger on the
@@ -379,8 +379,8 @@ pictures: build chromium ## the docs' pictures (docs/img/pictures.txt): charts o
 # quick pool-starvation run from the page in headless Chromium, which saves
 # the catalog, the run in progress and its verdict as docs/img/front-*.png.
 .PHONY: front-pictures
-front-pictures: $(BIN)/prometheus $(BIN)/postgres_exporter chromium ## the front page's screenshots, docs/img/front-{catalog,run,verdict}.png, from the e2e's lab
-	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter FRONT_SHOTS=$(CURDIR)/docs/img $(GO) test -tags labcheck -count=1 -v -timeout 10m -run 'TestLab$$' ./e2e/
+front-pictures: $(BIN)/prometheus $(BIN)/postgres_exporter chromium ## the front page's screenshots, docs/img/front-{catalog,run,verdict,mystery,mystery-reveal}.png, from the e2e's lab
+	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter FRONT_SHOTS=$(CURDIR)/docs/img $(GO) test -tags labcheck -count=1 -v -timeout 14m -run 'TestLab$$' ./e2e/
 
 BENCH_TASKS_ARGS ?=
 .PHONY: bench

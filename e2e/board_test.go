@@ -167,7 +167,11 @@ func TestBoard(t *testing.T) {
 	provisioned := provisionedDatasources(t)
 	ids := map[int]bool{}
 	var littles, exemplarHTTP, exemplarPool bool
+	var firing *panel
 	for _, p := range allPanels(b) {
+		if firesPitfalls(p) && firing == nil {
+			firing = &p
+		}
 		if p.Type == "row" {
 			continue
 		}
@@ -208,9 +212,30 @@ func TestBoard(t *testing.T) {
 	if !littles {
 		t.Error("no Little's-law panel")
 	}
+	// The board's own diagnosis, near the top: the pitfall alerts that
+	// fire, as a line per pitfall and service over the board's range.
+	switch {
+	case firing == nil:
+		t.Error(`no panel over ALERTS{alertstate="firing", pitfall!=""}: the board does not show which pitfall the alerts name`)
+	case firing.GridPos.Y > 8 || firing.Type != "state-timeline" || len(firing.Targets) != 1 ||
+		!strings.Contains(firing.Targets[0].Expr, "by (pitfall, service)"):
+		t.Errorf("panel %q: type %s at row %d, queries %+v: want a state timeline under the scoreboard, one line per pitfall and service",
+			firing.Title, firing.Type, firing.GridPos.Y, firing.Targets)
+	}
 	if !exemplarHTTP || !exemplarPool {
 		t.Error("request latency and acquire wait panels must show exemplars")
 	}
+}
+
+// firesPitfalls says whether p draws the pitfall alerts that fire: a
+// query over ALERTS that keeps the firing ones with a pitfall label.
+func firesPitfalls(p panel) bool {
+	for _, tg := range p.Targets {
+		if strings.Contains(tg.Expr, "ALERTS{") && strings.Contains(tg.Expr, `alertstate="firing"`) && strings.Contains(tg.Expr, `pitfall!=""`) {
+			return true
+		}
+	}
+	return false
 }
 
 // toString is the query text of a template variable: a string, or the

@@ -67,7 +67,7 @@ func (run *labRun) frontPage(t *testing.T) {
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 6*time.Minute)
 	defer cancelT()
 	shots := os.Getenv(frontShots)
 	if shots == "" {
@@ -221,6 +221,9 @@ func (run *labRun) frontPage(t *testing.T) {
 	if got, err := kc.Get(run.ctx); err != nil || got["LIMIT_WAIT"] != "70ms" {
 		t.Errorf("semaphore's LIMIT_WAIT after a refused value: %q (%v), want 70ms still", got["LIMIT_WAIT"], err)
 	}
+
+	// What the lab sees, and a mystery staged, answered and revealed.
+	mysteryOnPage(t, ctx, page, shot, wait)
 
 	// At phone width nothing is wider than the screen.
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(page+"/")); err != nil {

@@ -49,7 +49,7 @@ type labRun struct {
 // TestLab runs the lab without Docker and checks what the board, the rules
 // and the traces promise. See the package comment.
 func TestLab(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	run := startLab(t, ctx)
 

@@ -75,7 +75,8 @@ func PoolStarvation() (dashboard.Dashboard, error) {
 		Annotation(knobChangeAnnotations())
 
 	b = b.WithRow(dashboard.NewRowBuilder("Overview (last minute)")).
-		WithPanel(scoreboard())
+		WithPanel(scoreboard()).
+		WithPanel(firing())
 	for _, row := range []struct {
 		title  string
 		panels []cog.Builder[dashboard.Panel]

@@ -180,3 +180,28 @@ func noBuildErrors(err error) error {
 	}
 	return err
 }
+
+// TestFrontPagePanelTableIsGenerated keeps the front page's copy of the
+// panels' ids (lab/front/boardpanels_gen.go) in step with the board: a
+// panel moved or renamed would otherwise open the wrong one.
+func TestFrontPagePanelTableIsGenerated(t *testing.T) {
+	want, err := PanelTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join("..", "..", "lab", "front", "boardpanels_gen.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("lab/front/boardpanels_gen.go is stale: run `go run ./grafana/generate` (make dashboards)")
+	}
+	ids, err := PanelIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pitfall alerts' panel sits at the top, under the scoreboard.
+	if ids[FiringTitle] != 3 {
+		t.Errorf("%q has id %d, want 3: the Overview row, right after the scoreboard", FiringTitle, ids[FiringTitle])
+	}
+}

@@ -3,6 +3,9 @@
 //
 //	go run ./grafana/generate            # from the repository root
 //	go run ./grafana/generate -dir DIR
+//
+// It also writes lab/front/boardpanels_gen.go, the panels' ids by title,
+// with which the front page links a panel of the board.
 package main
 
 import (
@@ -24,6 +27,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	dir := fs.String("dir", filepath.Join("grafana", "dashboards"), "output directory")
+	panels := fs.String("panels", filepath.Join("lab", "front", "boardpanels_gen.go"), "the front page's table of the board's panel ids (empty: not written)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,5 +42,16 @@ func run(args []string) error {
 		}
 		fmt.Println("wrote", path)
 	}
+	if *panels == "" {
+		return nil
+	}
+	table, err := board.PanelTable()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(*panels, table, 0o644); err != nil {
+		return err
+	}
+	fmt.Println("wrote", *panels)
 	return nil
 }

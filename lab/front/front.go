@@ -19,6 +19,10 @@
 //	POST   /api/knobs/reset           every knob changed at runtime back as the service started
 //	GET    /api/background            the background load's rate per service
 //	PUT    /api/background            {"unbounded": 4, ...}: change it (0 stops it)
+//	GET    /api/diagnosis             what the lab sees: the pitfall alerts firing (lab diagnose)
+//	POST   /api/mysteries             {"quick": bool, "by": NAME}: stage a pitfall without naming it
+//	GET    /api/mysteries/{id}        a mystery: its run, the answers to pick from; the reveal once answered
+//	POST   /api/mysteries/{id}/answer {"pitfall": NAME}: answer it, and see what was staged
 //
 // One run at a time: a second start is answered 409 naming the run in
 // progress, who started it and when it should end. A run belongs to the
@@ -100,6 +104,7 @@ type Server struct {
 	current   *runState
 	resetting bool        // a knob reset is under way: no run may start
 	runs      []*runState // finished, oldest first
+	mysteries dice
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -173,11 +178,15 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/runs/{id}/report.html", s.report(func(f render.Files) string { return f.HTML }))
 	m.HandleFunc("GET /api/runs/{id}/report.json", s.report(func(f render.Files) string { return f.JSON }))
 	m.HandleFunc("GET /api/runs/{id}/series", s.series)
-	m.HandleFunc("GET /api/knobs", s.getKnobs)
+	m.HandleFunc("GET /api/knobs", s.unlessMystery(s.getKnobs))
 	m.HandleFunc("PATCH /api/knobs/{service}", s.patchKnobs)
 	m.HandleFunc("POST /api/knobs/reset", s.resetKnobs)
 	m.HandleFunc("GET /api/background", s.getBackground)
 	m.HandleFunc("PUT /api/background", s.putBackground)
+	m.HandleFunc("GET /api/diagnosis", s.getDiagnosis)
+	m.HandleFunc("POST /api/mysteries", s.startMystery)
+	m.HandleFunc("GET /api/mysteries/{id}", s.getMystery)
+	m.HandleFunc("POST /api/mysteries/{id}/answer", s.answerMystery)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusNotFound, "no such API endpoint: %s %s (docs/front-page.md lists them)", r.Method, r.URL.Path)
 	})

@@ -34,8 +34,11 @@ type Run struct {
 	Number   int    `json:"number"`
 	Title    string `json:"title"`
 	Quick    bool   `json:"quick"`
-	By       string `json:"by"` // the name given, or "someone at" the remote host
-	State    string `json:"state"`
+	// Mystery: a pitfall staged without its name (GET /api/mysteries/{id});
+	// until it is answered its log, error, verdicts and report are held back.
+	Mystery bool   `json:"mystery,omitempty"`
+	By      string `json:"by"` // the name given, or "someone at" the remote host
+	State   string `json:"state"`
 	// StartedAt and EndsAt (planned: the load of every phase, knob changes
 	// not counted), EndedAt once it ended.
 	StartedAt time.Time  `json:"started_at"`
@@ -98,6 +101,8 @@ type runState struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	log    logTail
+	// mystery is set for a mystery run; guarded by mu.
+	mystery *mystery
 }
 
 func (rs *runState) view() Run {
@@ -107,6 +112,9 @@ func (rs *runState) view() Run {
 	v.Log = rs.log.lines()
 	if v.State == StateRunning || v.State == StateStopping {
 		v.Board = liveBoard(v.Board, v.StartedAt)
+	}
+	if rs.hidden() {
+		v = withheld(v)
 	}
 	return v
 }
@@ -150,54 +158,9 @@ func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnprocessableEntity, "%s cannot run in the running lab: it %s", sc.Name, why)
 		return
 	}
-	by := strings.TrimSpace(req.By)
-	if len(by) > 64 {
-		by = by[:64]
+	if rs := s.launch(w, sc, req.Quick, byWhom(r, req.By), nil); rs != nil {
+		writeJSON(w, http.StatusAccepted, rs.view())
 	}
-	if by == "" {
-		by = "someone at " + remoteHost(r)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.current != nil {
-		fail(w, http.StatusConflict, "%s", busy(s.current.view()))
-		return
-	}
-	if s.resetting {
-		fail(w, http.StatusConflict, "the knobs are being reset to their defaults: start the run when that is done")
-		return
-	}
-	if s.ctx.Err() != nil {
-		fail(w, http.StatusServiceUnavailable, "the front page is shutting down")
-		return
-	}
-	s.seq++
-	now := time.Now().UTC()
-	run := sc
-	if req.Quick {
-		run = scenario.Quick(sc)
-	}
-	rs := &runState{done: make(chan struct{})}
-	rs.run = Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: run.Title, Quick: req.Quick, By: by,
-		State: StateRunning, StartedAt: now, EndsAt: now.Add(run.Planned(req.Quick)), Board: s.cfg.Runner.Board,
-		Fix: sc.Fix, PhaseStarts: []PhaseStart{}}
-	for _, p := range run.Phases {
-		rs.run.Phases = append(rs.run.Phases, p.Name)
-	}
-	for _, e := range run.Expect {
-		who := e.Target
-		if who == "" {
-			who = "every service"
-		}
-		rs.run.Explanation = append(rs.run.Explanation, who+": "+e.Says)
-	}
-	ctx, cancel := context.WithCancel(s.ctx)
-	rs.cancel = cancel
-	s.current = rs
-	s.wg.Add(1)
-	go s.execute(ctx, rs, sc, req.Quick)
-	fmt.Fprintf(s.cfg.Log, "front: run %d: %s%s, started by %s\n", rs.run.ID, sc.Name, map[bool]string{true: " (quick)"}[req.Quick], by)
-	writeJSON(w, http.StatusAccepted, rs.view())
 }
 
 // execute runs sc with the runner, then files the run among the finished.
@@ -360,8 +323,12 @@ func (s *Server) report(pick func(render.Files) string) http.HandlerFunc {
 			return
 		}
 		rs.mu.Lock()
-		path := pick(rs.files)
+		path, hidden := pick(rs.files), rs.hidden()
 		rs.mu.Unlock()
+		if hidden {
+			fail(w, http.StatusConflict, "run %s is a mystery: its report names it, and is served once it is answered (POST /api/mysteries/%s/answer)", r.PathValue("id"), r.PathValue("id"))
+			return
+		}
 		if path == "" {
 			fail(w, http.StatusNotFound, "run %s has no report yet: it is written when the run ends", r.PathValue("id"))
 			return

@@ -46,7 +46,7 @@ function fmtLeft(ms) {
   const s = Math.round(ms / 1000);
   return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
-function label(r) { return `${r.number} ${r.scenario}`; }
+function label(r) { return r.number ? `${r.number} ${r.scenario}` : r.scenario; }
 
 // ---- catalog ----
 function renderKinds() {
@@ -76,7 +76,7 @@ function renderCatalog() {
     const secs = $("#quick").checked ? s.quick_seconds : s.seconds;
     const btn = el("button", { type: "button", class: "run", "data-name": s.name, disabled: !s.in_lab || running,
       text: s.in_lab ? `Run ${s.name}` : "Not in the lab", onclick: () => startRun(s.name) });
-    list.append(el("li", { class: "scenario", "data-name": s.name, "data-kind": s.kind },
+    list.append(el("li", { class: "scenario", id: `scenario-${s.name}`, "data-name": s.name, "data-kind": s.kind },
       el("h3", { text: `${s.number} ${s.name}` }),
       el("div", { class: "kind", text: `${s.kind} · ${s.reproduces}` }),
       el("p", { text: s.question }),
@@ -319,8 +319,8 @@ async function poll() {
 // ---- knobs ----
 async function loadKnobs() {
   const r = await api("GET", "/api/knobs");
-  if (!r.ok) return;
   const box = $("#knob-forms");
+  if (!r.ok) { box.replaceChildren(el("p", { class: "muted", text: refusal(r) })); return; }
   box.replaceChildren();
   for (const svc of state.config.services) {
     const ans = r.data[svc] || {};
@@ -412,9 +412,14 @@ async function main() {
   await poll();
   loadKnobs();
   loadBackground();
-  setInterval(() => {
-    poll();
+  // One poll at a time: on a busy machine an answer can take longer than
+  // the interval, and overlapping polls would queue every other request.
+  let polling = false;
+  setInterval(async () => {
     if (state.current) showRun(state.current);
+    if (polling) return;
+    polling = true;
+    try { await poll(); } finally { polling = false; }
   }, 1000);
 }
 

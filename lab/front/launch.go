@@ -1,0 +1,75 @@
+package front
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/orderlab/orderlab/lab/scenario"
+)
+
+// byWhom is who starts a run: the name given, at most 64 bytes, or
+// "someone at" the remote host.
+func byWhom(r *http.Request, name string) string {
+	by := strings.TrimSpace(name)
+	if len(by) > 64 {
+		by = by[:64]
+	}
+	if by == "" {
+		by = "someone at " + remoteHost(r)
+	}
+	return by
+}
+
+// launch starts sc (quick: scenario.Quick of it) as the run in progress,
+// a mystery when ms is set, and returns its state; or answers why it
+// cannot start and returns nil.
+func (s *Server) launch(w http.ResponseWriter, sc scenario.Scenario, quick bool, by string, ms *mystery) *runState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.current != nil {
+		fail(w, http.StatusConflict, "%s", busy(s.current.view()))
+		return nil
+	}
+	if s.resetting {
+		fail(w, http.StatusConflict, "the knobs are being reset to their defaults: start the run when that is done")
+		return nil
+	}
+	if s.ctx.Err() != nil {
+		fail(w, http.StatusServiceUnavailable, "the front page is shutting down")
+		return nil
+	}
+	s.seq++
+	now := time.Now().UTC()
+	run := sc
+	if quick {
+		run = scenario.Quick(sc)
+	}
+	rs := &runState{done: make(chan struct{}), mystery: ms}
+	rs.run = Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: run.Title, Quick: quick, Mystery: ms != nil, By: by,
+		State: StateRunning, StartedAt: now, EndsAt: now.Add(run.Planned(quick)), Board: s.cfg.Runner.Board,
+		Fix: sc.Fix, PhaseStarts: []PhaseStart{}}
+	for _, p := range run.Phases {
+		rs.run.Phases = append(rs.run.Phases, p.Name)
+	}
+	for _, e := range run.Expect {
+		who := e.Target
+		if who == "" {
+			who = "every service"
+		}
+		rs.run.Explanation = append(rs.run.Explanation, who+": "+e.Says)
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	rs.cancel = cancel
+	s.current = rs
+	s.wg.Add(1)
+	go s.execute(ctx, rs, sc, quick)
+	if ms != nil {
+		s.wg.Add(1)
+		go s.observe(rs)
+	}
+	fmt.Fprintf(s.cfg.Log, "front: run %d: %s%s, started by %s\n", rs.run.ID, sc.Name, map[bool]string{true: " (quick)"}[quick], by)
+	return rs
+}

@@ -1,0 +1,401 @@
+package front
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/orderlab/orderlab/lab/scenario"
+)
+
+// Mystery mode (docs/front-page.md): POST /api/mysteries stages a pitfall
+// drawn at random, with knobs and load drawn within its recipe's ranges,
+// as a run named "mystery"; the pitfall is kept on the server until
+// POST /api/mysteries/{id}/answer, which reveals what was staged, what the
+// lab diagnosed during the run, and the board's panels on its range.
+
+// mysteryPoll is how often the lab asks Prometheus what it sees while a
+// mystery runs: the pitfall rules are evaluated every 5 s.
+const mysteryPoll = 5 * time.Second
+
+// afterglow is how long after a mystery run ends, unanswered, the page
+// still holds back what the lab sees: the alerts' windows are a minute, so
+// they go on naming the pitfall for about that long.
+const afterglow = 2 * time.Minute
+
+// mystery is what the server keeps of a mystery run, guarded by its
+// runState's mu.
+type mystery struct {
+	staged     staging
+	answer     string
+	answeredAt time.Time
+	seen       []Seen // every pitfall alert seen firing during the run, in order
+	questions  int    // answers Prometheus gave during the run
+	askErr     string // the last question that failed
+}
+
+// Seen is a pitfall alert seen firing during a mystery.
+type Seen struct {
+	Finding
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"`
+}
+
+// note merges what Prometheus answered at at: each firing alert is kept
+// once per pitfall and service, with the evidence of its last reading.
+func (m *mystery) note(fs []Finding, err error, at time.Time) {
+	if err != nil {
+		m.askErr = err.Error()
+		return
+	}
+	m.questions++
+	for _, f := range fs {
+		i := slices.IndexFunc(m.seen, func(s Seen) bool { return s.Pitfall == f.Pitfall && s.Service == f.Service })
+		if i < 0 {
+			m.seen = append(m.seen, Seen{Finding: f, FirstSeen: at, LastSeen: at})
+			continue
+		}
+		first := m.seen[i].FirstSeen
+		m.seen[i] = Seen{Finding: f, FirstSeen: first, LastSeen: at}
+	}
+}
+
+// hidden says whether rs's run is a mystery nobody has answered yet; the
+// caller holds rs.mu.
+func (rs *runState) hidden() bool { return rs.mystery != nil && rs.mystery.answer == "" }
+
+// withheld is a mystery run's view before its answer: what would name the
+// pitfall (the runner's log and error name the knobs; the verdicts, the
+// picture and the report) is held back.
+func withheld(v Run) Run {
+	v.Log = []string{"(the runner's log names the knobs: it is shown once the mystery is answered)"}
+	if v.Error != "" {
+		v.Error = "the run did not finish; what went wrong names the knobs, and is shown once the mystery is answered"
+	}
+	v.Verdicts, v.Picture, v.Drawing, v.Conclusion, v.Report, v.Explanation, v.Fix = nil, nil, nil, "", nil, nil, ""
+	return v
+}
+
+// Mystery is a mystery as the API shows it.
+type Mystery struct {
+	ID      int      `json:"id"` // its run: GET /api/runs/{id}
+	Run     Run      `json:"run"`
+	Choices []Choice `json:"choices"` // every pitfall the lab's alerts name
+	// Reveal, once answered.
+	Reveal *Reveal `json:"reveal,omitempty"`
+}
+
+// Choice is an answer to pick.
+type Choice struct {
+	Pitfall string `json:"pitfall"`
+	Title   string `json:"title"`
+}
+
+// Reveal is what was staged, what the lab saw, and where to look.
+type Reveal struct {
+	Answer     string    `json:"answer"`
+	Correct    bool      `json:"correct"`
+	AnsweredAt time.Time `json:"answered_at"`
+	Staged     Staged    `json:"staged"`
+	Diagnosed  Diagnosed `json:"diagnosed"`
+	// Board is the board on the run's range (up to now while it runs), and
+	// Panels the panels to look at on it: the pitfall alerts that fired,
+	// then the scenario's.
+	Board  string      `json:"board,omitempty"`
+	Panels []PanelLink `json:"panels"`
+}
+
+// Staged is the pitfall a mystery staged, and how.
+type Staged struct {
+	Pitfall  string            `json:"pitfall"`
+	Title    string            `json:"title"`
+	Page     string            `json:"page"` // the scenario's page in the repository
+	Targets  []string          `json:"targets"`
+	Knobs    map[string]string `json:"knobs"`
+	Load     []string          `json:"load"`
+	DB       []string          `json:"db"`
+	Settings []Setting         `json:"settings"` // what was drawn, its range and the catalog's value, at full size
+	// QuickFactor is what a quick run divided the pools and the load by
+	// (scenario.Quick); Knobs and Load are what ran.
+	QuickFactor float64 `json:"quick_factor,omitempty"`
+}
+
+// Diagnosed is what the lab named during the run (lab diagnose's findings,
+// asked every 5 s while it ran, and once after).
+type Diagnosed struct {
+	Named     bool   `json:"named"`     // the staged pitfall was among them
+	Findings  []Seen `json:"findings"`  // each pitfall alert seen firing, on its service
+	Questions int    `json:"questions"` // how often Prometheus answered
+	Error     string `json:"error,omitempty"`
+}
+
+// PanelLink is a panel of the board on a range.
+type PanelLink struct {
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+// dice is the server's random source for mysteries.
+type dice struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+}
+
+func (d *dice) draw(candidates []recipe, catalog func(string) (scenario.Scenario, bool)) (staging, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.rng == nil {
+		d.rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	return draw(d.rng, candidates, catalog)
+}
+
+// candidates are the recipes this page can stage: their scenario is in its
+// catalog and in the lab, each target is a service it drives, and the
+// database proxy answers when the recipe needs it (compose runs it only
+// with the profile dbproxy).
+func (s *Server) candidates(ctx context.Context) []recipe {
+	proxy := s.cfg.Runner.DBProxy != nil && s.cfg.Runner.DBProxy.Control != nil
+	if proxy {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := s.cfg.Runner.DBProxy.Control.Get(ctx)
+		cancel()
+		proxy = err == nil
+	}
+	var out []recipe
+	for _, r := range recipes {
+		sc, ok := s.find(r.Pitfall)
+		if !ok {
+			continue
+		}
+		if ok, _ := scenario.InLab(sc); !ok {
+			continue
+		}
+		targets := r.Targets
+		if targets == nil {
+			targets = sc.Targets
+		}
+		if slices.ContainsFunc(targets, func(t string) bool { _, ok := s.cfg.Runner.Endpoints[t]; return !ok }) {
+			continue
+		}
+		if !proxy && slices.ContainsFunc(sc.Phases, func(p scenario.Phase) bool { return p.DBLatency != nil || p.DBStop != nil }) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// choices are the pitfalls to answer from, in the catalog's order: those
+// a mystery stages and those it does not.
+func (s *Server) choices() []Choice {
+	var names []string
+	for _, r := range recipes {
+		names = append(names, r.Pitfall)
+	}
+	names = append(names, unstaged...)
+	out := []Choice{}
+	for _, sc := range s.cfg.Catalog {
+		if slices.Contains(names, sc.Name) {
+			out = append(out, Choice{Pitfall: sc.Name, Title: sc.Title})
+		}
+	}
+	return out
+}
+
+type mysteryRequest struct {
+	Quick bool   `json:"quick"`
+	By    string `json:"by"`
+}
+
+func (s *Server) startMystery(w http.ResponseWriter, r *http.Request) {
+	var req mysteryRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name"}: %v`, err)
+		return
+	}
+	st, err := s.mysteries.draw(s.candidates(r.Context()), s.find)
+	if err != nil {
+		fail(w, http.StatusUnprocessableEntity, "no mystery to stage: %v", err)
+		return
+	}
+	if rs := s.launch(w, st.Scenario, req.Quick, byWhom(r, req.By), &mystery{staged: st}); rs != nil {
+		writeJSON(w, http.StatusAccepted, s.mysteryView(rs))
+	}
+}
+
+// mysteryRun is run id's state if it is a mystery; else it answers 404.
+func (s *Server) mysteryRun(w http.ResponseWriter, r *http.Request) *runState {
+	rs := s.lookup(r.PathValue("id"))
+	if rs != nil {
+		rs.mu.Lock()
+		ok := rs.mystery != nil
+		rs.mu.Unlock()
+		if ok {
+			return rs
+		}
+	}
+	fail(w, http.StatusNotFound, "run %s is no mystery among the current run and the last %d", r.PathValue("id"), s.cfg.Keep)
+	return nil
+}
+
+func (s *Server) getMystery(w http.ResponseWriter, r *http.Request) {
+	if rs := s.mysteryRun(w, r); rs != nil {
+		writeJSON(w, http.StatusOK, s.mysteryView(rs))
+	}
+}
+
+type answerRequest struct {
+	Pitfall string `json:"pitfall"`
+}
+
+func (s *Server) answerMystery(w http.ResponseWriter, r *http.Request) {
+	rs := s.mysteryRun(w, r)
+	if rs == nil {
+		return
+	}
+	var req answerRequest
+	if err := decode(r, &req); err != nil {
+		fail(w, http.StatusBadRequest, `want {"pitfall": NAME}: %v`, err)
+		return
+	}
+	if !slices.ContainsFunc(s.choices(), func(c Choice) bool { return c.Pitfall == req.Pitfall }) {
+		fail(w, http.StatusBadRequest, "pitfall: %q is not one of the answers (GET /api/mysteries/%s lists them)", req.Pitfall, r.PathValue("id"))
+		return
+	}
+	rs.mu.Lock()
+	m := rs.mystery
+	if m.answer != "" {
+		answer := m.answer
+		rs.mu.Unlock()
+		fail(w, http.StatusConflict, "mystery %s was answered already (%s): GET /api/mysteries/%s shows the reveal", r.PathValue("id"), answer, r.PathValue("id"))
+		return
+	}
+	m.answer, m.answeredAt = req.Pitfall, time.Now().UTC()
+	rs.mu.Unlock()
+	fmt.Fprintf(s.cfg.Log, "front: mystery %s answered %s; it was %s\n", r.PathValue("id"), req.Pitfall, m.staged.Base.Name)
+	writeJSON(w, http.StatusOK, s.mysteryView(rs))
+}
+
+// mysteryView is rs as GET /api/mysteries/{id} shows it: the reveal only
+// once answered.
+func (s *Server) mysteryView(rs *runState) Mystery {
+	run := rs.view()
+	out := Mystery{ID: run.ID, Run: run, Choices: s.choices()}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	m := rs.mystery
+	if m.answer == "" {
+		return out
+	}
+	st := m.staged
+	staged := st.Scenario
+	if run.Quick {
+		staged = scenario.Quick(staged)
+	}
+	e := entryOf(staged)
+	rv := &Reveal{Answer: m.answer, Correct: m.answer == st.Base.Name, AnsweredAt: m.answeredAt,
+		Staged: Staged{Pitfall: st.Base.Name, Title: st.Base.Title, Page: "docs/scenarios/" + st.Base.Name + ".md",
+			Targets: staged.Targets, Knobs: e.Changes.Knobs, Load: e.Changes.Load, DB: e.Changes.DB, Settings: st.Settings,
+			QuickFactor: staged.QuickFactor},
+		Diagnosed: Diagnosed{Findings: slices.Clone(m.seen), Questions: m.questions},
+		Panels:    []PanelLink{}}
+	if rv.Diagnosed.Findings == nil {
+		rv.Diagnosed.Findings = []Seen{}
+	}
+	if m.questions == 0 {
+		rv.Diagnosed.Error = m.askErr
+	}
+	rv.Diagnosed.Named = slices.ContainsFunc(m.seen, func(f Seen) bool { return f.Pitfall == st.Base.Name })
+	// The board from a little before the run to a little after it: the
+	// rates look back a minute, and the alerts fire after their for.
+	from, to := run.StartedAt.Add(-30*time.Second), time.Time{}
+	if run.EndedAt != nil {
+		to = run.EndedAt.Add(time.Minute)
+	}
+	if s.cfg.Runner.Board != "" {
+		rv.Board = rangeLink(s.cfg.Runner.Board, from, to)
+	}
+	for _, title := range append([]string{firingPanel}, st.Base.Panels...) {
+		if u := s.panelLink(title, from, to); u != "" {
+			rv.Panels = append(rv.Panels, PanelLink{Title: title, URL: u})
+		}
+	}
+	out.Reveal = rv
+	return out
+}
+
+// observe asks Prometheus what it sees while rs, a mystery, runs: at its
+// start, every mysteryPoll, and once after it ended.
+func (s *Server) observe(rs *runState) {
+	defer s.wg.Done()
+	tick := time.NewTicker(mysteryPoll)
+	defer tick.Stop()
+	for {
+		s.noteDiagnosis(rs)
+		select {
+		case <-rs.done:
+			s.noteDiagnosis(rs)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (s *Server) noteDiagnosis(rs *runState) {
+	rep, err := s.ask(s.ctx) // at shutdown: canceled, remembered as a failed question
+	now := time.Now().UTC()
+	var fs []Finding
+	if err == nil {
+		fs = s.findings(rep.Findings, now)
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.mystery.note(fs, err, now)
+}
+
+// unansweredMystery is the id of a mystery whose answer is still to come
+// and that the pitfall alerts may still be naming: the run in progress, or
+// the last one if it ended less than afterglow ago.
+func (s *Server) unansweredMystery() (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rs := s.current
+	if rs == nil && len(s.runs) > 0 {
+		rs = s.runs[len(s.runs)-1]
+	}
+	if rs == nil {
+		return 0, false
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	ended := rs.run.EndedAt
+	if !rs.hidden() || ended != nil && time.Since(*ended) > afterglow {
+		return 0, false
+	}
+	return rs.run.ID, true
+}
+
+// unlessMystery answers 409 while a mystery runs unanswered: h would
+// show what names it (the services' knobs).
+func (s *Server) unlessMystery(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		rs := s.current
+		s.mu.Unlock()
+		if rs != nil {
+			rs.mu.Lock()
+			hidden, id := rs.hidden(), rs.run.ID
+			rs.mu.Unlock()
+			if hidden {
+				fail(w, http.StatusConflict, "a mystery is being staged (run %d): the knobs would name it, and are shown once it is answered (POST /api/mysteries/%d/answer)", id, id)
+				return
+			}
+		}
+		h(w, r)
+	}
+}
