@@ -1,0 +1,223 @@
+//go:build composelab
+
+package composelab
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/catalog"
+)
+
+// pitfallPlan is how TestDiagnosis stages one pitfall: the catalog
+// scenario's phase that stages it, and the models where the catalog's
+// expectations say it shows (its other models run that phase's fix).
+type pitfallPlan struct {
+	pitfall, phase string
+	shows          []string
+	// proxy: the phase needs the lab's database proxy (compose profile
+	// dbproxy); its latency or outage reaches every service, so alerts on
+	// the others are the staging's too.
+	proxy bool
+	// unproven, by model: why the diagonal is not held there.
+	unproven map[string]string
+}
+
+// pitfallPlans: the catalog's pitfalls, in its order, but
+// too-many-clients, which docs/lab.md's recipe stages (tooManyClients).
+var pitfallPlans = []pitfallPlan{
+	// unbounded: "pool waits dominate latency"; the semaphore keeps the
+	// pool busy with no acquire starved, the pipeline batches.
+	{pitfall: "pool-starvation", phase: "orders", shows: []string{"unbounded"}},
+	// The pipeline's audit queue bounds its goroutines.
+	{pitfall: "backpressure-void", phase: "orders", shows: []string{"unbounded", "semaphore"}},
+	// The semaphore and the pipeline keep few requests, and buffers, alive.
+	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"}},
+	{pitfall: "os-thread-pinning", phase: "syscall", shows: modelNames},
+	{pitfall: "blocked-event-loop", phase: "workers-2", shows: []string{"pipeline"}},
+	// The unbounded model's storm is named pool-starvation
+	// (docs/pitfall-alerts.md); the catalog expects the storm of the
+	// semaphore.
+	{pitfall: "retry-storm", phase: "immediate", shows: []string{"semaphore"}},
+	{pitfall: "adaptive-limit", phase: "fixed-100ms", shows: []string{"semaphore"}},
+	{pitfall: "connection-leak", phase: "leak", shows: modelNames},
+	{pitfall: "nested-acquire", phase: "pool-4", shows: modelNames},
+	// The pipeline batches the downstream call and keeps up.
+	{pitfall: "tx-across-downstream", phase: "inside", shows: []string{"unbounded", "semaphore"}},
+	// The pipeline batches and keeps up.
+	{pitfall: "db-latency", phase: "latency-20ms", shows: []string{"unbounded", "semaphore"}, proxy: true},
+	{pitfall: "db-restart", phase: "stop-5s", shows: modelNames, proxy: true},
+}
+
+// stagingTask is one pitfall to stage on one model.
+type stagingTask struct {
+	plan  pitfallPlan
+	model string
+}
+
+// tasksOf lists the stagings, the models of each pitfall taken in turn
+// so that a model rests while the next one is staged: every model where
+// the pitfall shows ("showing"), or the first of them ("first").
+func tasksOf(models string, proxy bool) []stagingTask {
+	var pending []stagingTask
+	for _, p := range pitfallPlans {
+		if p.proxy != proxy {
+			continue
+		}
+		shows := p.shows
+		if models == "first" {
+			shows = shows[:1]
+		}
+		for _, m := range shows {
+			pending = append(pending, stagingTask{p, m})
+		}
+	}
+	var out []stagingTask
+	last := ""
+	for len(pending) > 0 {
+		i := slices.IndexFunc(pending, func(t stagingTask) bool { return t.model != last })
+		if i < 0 {
+			i = 0
+		}
+		out = append(out, pending[i])
+		last = pending[i].model
+		pending = slices.Delete(pending, i, i+1)
+	}
+	return out
+}
+
+// variantOf is the catalog scenario's phase that stages p, alone, on one
+// model, with its load lasting at least load: the knobs of the phases it
+// continues merged into its own, a burst turned into as many clients
+// sending for load (the same queue, held), a db_stop kept as it is.
+func variantOf(p pitfallPlan, model string, load time.Duration) (scenario.Scenario, string, error) {
+	s, err := catalog.Get(p.pitfall)
+	if err != nil {
+		return s, "", err
+	}
+	i := slices.IndexFunc(s.Phases, func(ph scenario.Phase) bool { return ph.Name == p.phase })
+	if i < 0 {
+		return s, "", fmt.Errorf("%s: no phase %s", s.Name, p.phase)
+	}
+	ph := s.Phases[i]
+	env := map[string]string{}
+	for j := i; j >= 0; j-- {
+		for k, v := range s.Phases[j].Env {
+			if _, set := env[k]; !set {
+				env[k] = v
+			}
+		}
+		if !s.Phases[j].Continue {
+			break
+		}
+	}
+	ph.Env, ph.Continue = env, false
+	if len(env) == 0 {
+		ph.Env = nil
+	}
+	l := *ph.Load
+	switch {
+	case ph.DBStop != nil:
+	case l.Mode == "burst":
+		l.Mode, l.Duration, l.Requests, l.Warmup = "closed", scenario.Duration(load), 0, nil
+	case l.Duration.D() < load:
+		l.Duration = scenario.Duration(load)
+	}
+	ph.Load = &l
+	says := catalogSays(s, p.phase, model)
+	s.Env, ph.Env = forModel(s.Env, model), forModel(ph.Env, model)
+	s.Phases, s.Targets, s.Expect = []scenario.Phase{ph}, []string{model}, nil
+	return s, says, nil
+}
+
+// forModel leaves out of env the knobs of the other models (LIMIT is the
+// semaphore's): a scenario sets none that none of its targets has.
+func forModel(env map[string]string, model string) map[string]string {
+	out := maps.Clone(env)
+	for _, k := range scenario.Knobs {
+		if k.Services != nil && !slices.Contains(k.Services, model) {
+			delete(out, k.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// catalogSays joins the catalog's expectations of phase on model.
+func catalogSays(s scenario.Scenario, phase, model string) string {
+	var out []string
+	for _, e := range s.Expect {
+		if (e.Target == "" || e.Target == model) && (e.Phase == "" || e.Phase == phase) {
+			out = append(out, strings.TrimSpace(e.Says))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// writeVariant writes s where a lab container sees it (dir mounted on
+// /diag) and returns its path there.
+func writeVariant(dir, name string, s scenario.Scenario) (string, error) {
+	data, err := yaml.Marshal(s)
+	if err != nil {
+		return "", err
+	}
+	if _, err := scenario.Parse(data); err != nil {
+		return "", fmt.Errorf("the variant of %s does not parse: %w\n%s", s.Name, err, data)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), data, 0o644); err != nil {
+		return "", err
+	}
+	return "/diag/" + name + ".yaml", nil
+}
+
+// howOf says what a variant stages, in words, for the report.
+func howOf(s scenario.Scenario) string {
+	ph := s.Phases[0]
+	l := ph.Load
+	var what []string
+	switch l.Mode {
+	case "open":
+		what = append(what, fmt.Sprintf("%s %s at %g/s (at most %d connections) for %s", cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Rate, l.Concurrency, l.Duration.D()))
+	default:
+		what = append(what, fmt.Sprintf("%d %s clients sending %s %s for %s", l.Concurrency, l.Mode, cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Duration.D()))
+	}
+	if l.Retry != "" {
+		what = append(what, "retry "+l.Retry)
+	}
+	env := maps.Clone(s.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, ph.Env)
+	var knobs []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		knobs = append(knobs, k+"="+env[k])
+	}
+	if len(knobs) > 0 {
+		what = append(what, strings.Join(knobs, " "))
+	}
+	if ph.DBLatency != nil {
+		what = append(what, "the database proxy adding "+ph.DBLatency.D().String()+" per round trip")
+	}
+	if ph.DBStop != nil {
+		what = append(what, fmt.Sprintf("the database proxy down %s after %s", ph.DBStop.For.D(), ph.DBStop.After.D()))
+	}
+	return "`lab scenario` of a file: " + strings.Join(what, "; ") + "."
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,217 @@
+//go:build composelab
+
+package composelab
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/loadtest/report"
+)
+
+// stage runs one pitfall on one model, as `docker compose run --rm lab
+// scenario FILE` of its catalog phase alone (variantOf), and records the
+// phase's start and length from the runner's report.
+func (d *diagnosis) stage(task stagingTask) {
+	t := d.t
+	affects := []string{task.model}
+	if task.plan.proxy {
+		affects = modelNames
+	}
+	d.rest(affects)
+	s, says, err := variantOf(task.plan, task.model, time.Duration(d.set.PhaseSeconds*float64(time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.n++
+	name := fmt.Sprintf("%02d-%s-%s", d.n, task.plan.pitfall, task.model)
+	file, err := writeVariant(d.dir, name, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := allKnobs(t)
+	from := time.Now().UTC()
+	timeout := time.Duration(d.set.PhaseSeconds*float64(time.Second)) + 5*time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	args := []string{"run", "--rm", "-v", d.dir + ":/diag", "lab", "scenario", file, "-out", "/diag/" + name}
+	out, err := d.l.run(ctx, nil, args...)
+	var exit *exec.ExitError
+	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+		t.Fatalf("docker compose %s: %v\n%s%s", strings.Join(args, " "), err, tail(out, 40), d.l.logs(append([]string{"lab"}, modelNames...)...))
+	}
+	after := allKnobs(t)
+	for _, svc := range modelNames {
+		for k, v := range before[svc] {
+			if after[svc][k] != v {
+				t.Errorf("%s: %s is %+v after staging %s, %+v before", svc, k, after[svc][k], name, v)
+			}
+		}
+	}
+	res := readResult(t, filepath.Join(d.dir, name))
+	if len(res.Phases) != 1 || res.Phases[0].Loadtest == nil || len(res.Phases[0].Loadtest.Runs) != 1 {
+		t.Fatalf("%s: the runner's report has no run of its phase\n%s", name, tail(out, 40))
+	}
+	run := res.Phases[0].Loadtest.Runs[0]
+	st := staging{
+		Pitfall: task.plan.pitfall, Model: task.model, Scenario: task.plan.pitfall, Phase: task.plan.phase,
+		How: howOf(s), CatalogSays: says, From: from, PhaseStart: run.StartedAt.UTC(), PhaseSeconds: run.ElapsedSeconds,
+		Unproven: task.plan.unproven[task.model],
+	}
+	if task.plan.proxy {
+		st.Affects = slices.DeleteFunc(slices.Clone(modelNames), func(m string) bool { return m == task.model })
+	}
+	d.add(st, affects)
+	t.Logf("%s: phase from %s for %.0f s (%s)", name, st.PhaseStart.Format("15:04:05"), st.PhaseSeconds, time.Since(from).Round(time.Second))
+}
+
+// add closes st's window TailSeconds after its phase and records it.
+func (d *diagnosis) add(st staging, services []string) {
+	st.To = st.PhaseStart.Add(time.Duration((st.PhaseSeconds + d.set.TailSeconds) * float64(time.Second)))
+	d.r.Stagings = append(d.r.Stagings, st)
+	for _, s := range services {
+		if st.To.After(d.lastEnd[s]) {
+			d.lastEnd[s] = st.To
+		}
+	}
+}
+
+// readResult reads the one scenario result the runner wrote under dir.
+func readResult(t interface{ Fatalf(string, ...any) }, dir string) scenario.Result {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("%s: want the runner's one report, found %v", dir, files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	var r scenario.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("%s: %v", files[0], err)
+	}
+	return r
+}
+
+// loadtest runs `docker compose run --rm loadtest open` against model's
+// POST /orders?db_delay=50ms for dur, with args, and returns its run.
+func (d *diagnosis) loadtest(model, name string, dur time.Duration, args ...string) report.Run {
+	ctx, cancel := context.WithTimeout(context.Background(), dur+5*time.Minute)
+	defer cancel()
+	full := append([]string{"run", "--rm", "-v", d.dir + ":/diag", "loadtest", "open", "-allow-remote"}, args...)
+	full = append(full, "-d", dur.String(), "-method", "POST", "-json", "/diag/"+name+".json", "http://"+model+":8080/orders?db_delay=50ms")
+	if out, err := d.l.run(ctx, nil, full...); err != nil {
+		d.t.Fatalf("docker compose %s: %v\n%s", strings.Join(full, " "), err, tail(out, 30))
+	}
+	data, err := os.ReadFile(filepath.Join(d.dir, name+".json"))
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(data, &r); err != nil || len(r.Runs) != 1 {
+		d.t.Fatalf("%s.json: %v, %d runs", name, err, len(r.Runs))
+	}
+	return r.Runs[0]
+}
+
+// The too-many-clients recipe of docs/lab.md, as written there.
+const (
+	tmcUp   = "POSTGRES_MAX_CONNECTIONS=50 docker compose up -d"
+	tmcLoad = `docker compose run --rm -d loadtest open -allow-remote -rate 300 -c 300 -d 60s -method POST "http://$s:8080/orders?db_delay=50ms"`
+)
+
+// tooManyClients stages too-many-clients as docs/lab.md does: Postgres
+// started with room for 50 connections, the three services loaded at
+// once (each run in the foreground here, so that its report can be read).
+func (d *diagnosis) tooManyClients() {
+	t := d.t
+	data, err := os.ReadFile(filepath.Join(root, "docs", "lab.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{tmcUp, tmcLoad} {
+		if !strings.Contains(string(data), want) {
+			t.Fatalf("docs/lab.md no longer gives %q, which this test runs", want)
+		}
+	}
+	d.settle(tmcUp, func() {
+		d.l.must(t, 10*time.Minute, []string{"POSTGRES_MAX_CONNECTIONS=50"}, nil, "up", "-d", "--wait")
+	})
+	d.rest(modelNames)
+	from := time.Now().UTC()
+	runs := make([]report.Run, len(modelNames))
+	var wg sync.WaitGroup
+	for i, m := range modelNames {
+		wg.Go(func() { runs[i] = d.loadtest(m, "too-many-clients-"+m, time.Minute, "-rate", "300", "-c", "300") })
+	}
+	wg.Wait()
+	for i, m := range modelNames {
+		st := staging{
+			Pitfall: "too-many-clients", Model: m, Scenario: "too-many-clients", Phase: "docs/lab.md's recipe",
+			How:         "`" + tmcUp + "`, then on the three services at once `" + tmcLoad + "` (in the foreground, with -json).",
+			CatalogSays: "connections beyond the limit are refused (FATAL 53300); the requests that needed one are answered 503 database-unavailable (docs/lab.md: `unavailable` climbs in whichever services asked for a connection after the server was full)",
+			From:        from, PhaseStart: runs[i].StartedAt.UTC(), PhaseSeconds: runs[i].ElapsedSeconds,
+		}
+		d.add(st, []string{m})
+	}
+}
+
+// attribute puts every alert in the staging whose window it became active
+// in (on its model first, else on a service it affects), or else in the
+// window of its service it fell in; and fills each service's time outside
+// every window, from calmFrom to end, with calm windows.
+func (d *diagnosis) attribute(alerts []alertSeen, end time.Time) {
+	for _, m := range modelNames {
+		var taken [][2]time.Time
+		for _, s := range d.r.Stagings {
+			if s.Model == m || slices.Contains(s.Affects, m) {
+				taken = append(taken, [2]time.Time{s.From, s.To})
+			}
+		}
+		for _, w := range d.r.Windows {
+			if w.Service == m {
+				taken = append(taken, [2]time.Time{w.From, w.To})
+			}
+		}
+		slices.SortFunc(taken, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+		at := d.calmFrom.UTC()
+		for _, w := range taken {
+			if w[0].After(at) {
+				d.r.Windows = append(d.r.Windows, window{Kind: "calm", Service: m, From: at, To: w[0]})
+			}
+			if w[1].After(at) {
+				at = w[1]
+			}
+		}
+		if end.After(at) {
+			d.r.Windows = append(d.r.Windows, window{Kind: "calm", Service: m, From: at, To: end})
+		}
+	}
+	slices.SortStableFunc(d.r.Windows, func(a, b window) int { return a.From.Compare(b.From) })
+	in := func(a alertSeen, from, to time.Time) bool { return !a.ActiveAt.Before(from) && !a.ActiveAt.After(to) }
+	for _, a := range alerts {
+		i := slices.IndexFunc(d.r.Stagings, func(s staging) bool { return s.Model == a.Service && in(a, s.From, s.To) })
+		if i < 0 {
+			i = slices.IndexFunc(d.r.Stagings, func(s staging) bool { return slices.Contains(s.Affects, a.Service) && in(a, s.From, s.To) })
+		}
+		if i >= 0 {
+			d.r.Stagings[i].Alerts = append(d.r.Stagings[i].Alerts, a)
+			continue
+		}
+		a.During = "none"
+		if j := slices.IndexFunc(d.r.Windows, func(w window) bool { return w.Service == a.Service && in(a, w.From, w.To) }); j >= 0 {
+			a.During = d.r.Windows[j].Kind
+		}
+		d.r.Alerts = append(d.r.Alerts, a)
+	}
+}
