@@ -63,20 +63,24 @@ type stagingTask struct {
 	model string
 }
 
-// tasksOf lists the stagings, the models of each pitfall taken in turn
-// so that a model rests while the next one is staged: every model where
-// the pitfall shows ("showing"), or the first of them ("first").
+// tasksOf lists the stagings: every model where the pitfall shows
+// ("showing"), or one of them ("one": the one staged least so far, so
+// that the three share the run). They are taken so that a model rests
+// while the next one is staged.
 func tasksOf(models string, proxy bool) []stagingTask {
 	var pending []stagingTask
+	picked := map[string]int{}
 	for _, p := range pitfallPlans {
 		if p.proxy != proxy {
 			continue
 		}
 		shows := p.shows
-		if models == "first" {
-			shows = shows[:1]
+		if models == "one" {
+			least := slices.MinFunc(shows, func(a, b string) int { return picked[a] - picked[b] })
+			shows = []string{least}
 		}
 		for _, m := range shows {
+			picked[m]++
 			pending = append(pending, stagingTask{p, m})
 		}
 	}

@@ -46,9 +46,18 @@ func (d *diagnosis) stage(task stagingTask) {
 	defer cancel()
 	args := []string{"run", "--rm", "-v", d.dir + ":/diag", "lab", "scenario", file, "-out", "/diag/" + name}
 	out, err := d.l.run(ctx, nil, args...)
+	st := staging{
+		Pitfall: task.plan.pitfall, Model: task.model, Scenario: task.plan.pitfall, Phase: task.plan.phase,
+		How: howOf(s), CatalogSays: says, From: from, Unproven: task.plan.unproven[task.model],
+		PhaseStart: from, PhaseSeconds: d.set.PhaseSeconds,
+	}
+	// Exit 1 is a missed expectation of the runner's (the variant has
+	// none); anything else is a staging that did not run to its end: the
+	// test fails, and goes on, so that the report has the others.
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
-		t.Fatalf("docker compose %s: %v\n%s%s", strings.Join(args, " "), err, tail(out, 40), d.l.logs(append([]string{"lab"}, modelNames...)...))
+		st.Failed = fmt.Sprintf("docker compose %s: %v: %s", strings.Join(args, " "), err, lastLine(out))
+		t.Errorf("%s\n%s%s", st.Failed, tail(out, 40), d.l.logs(append([]string{"lab"}, modelNames...)...))
 	}
 	after := allKnobs(t)
 	for _, svc := range modelNames {
@@ -58,15 +67,11 @@ func (d *diagnosis) stage(task stagingTask) {
 			}
 		}
 	}
-	res := readResult(t, filepath.Join(d.dir, name))
-	if len(res.Phases) != 1 || res.Phases[0].Loadtest == nil || len(res.Phases[0].Loadtest.Runs) != 1 {
-		t.Fatalf("%s: the runner's report has no run of its phase\n%s", name, tail(out, 40))
-	}
-	run := res.Phases[0].Loadtest.Runs[0]
-	st := staging{
-		Pitfall: task.plan.pitfall, Model: task.model, Scenario: task.plan.pitfall, Phase: task.plan.phase,
-		How: howOf(s), CatalogSays: says, From: from, PhaseStart: run.StartedAt.UTC(), PhaseSeconds: run.ElapsedSeconds,
-		Unproven: task.plan.unproven[task.model],
+	if run, ok := readRun(filepath.Join(d.dir, name)); ok {
+		st.PhaseStart, st.PhaseSeconds = run.StartedAt.UTC(), run.ElapsedSeconds
+	} else if st.Failed == "" {
+		st.Failed = "the runner wrote no report of the phase's run: " + lastLine(out)
+		t.Errorf("%s: %s\n%s", name, st.Failed, tail(out, 40))
 	}
 	if task.plan.proxy {
 		st.Affects = slices.DeleteFunc(slices.Clone(modelNames), func(m string) bool { return m == task.model })
@@ -86,21 +91,28 @@ func (d *diagnosis) add(st staging, services []string) {
 	}
 }
 
-// readResult reads the one scenario result the runner wrote under dir.
-func readResult(t interface{ Fatalf(string, ...any) }, dir string) scenario.Result {
+// readRun reads the run of the one scenario result the runner wrote
+// under dir.
+func readRun(dir string) (report.Run, bool) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.json"))
 	if len(files) != 1 {
-		t.Fatalf("%s: want the runner's one report, found %v", dir, files)
+		return report.Run{}, false
 	}
 	data, err := os.ReadFile(files[0])
 	if err != nil {
-		t.Fatalf("%v", err)
+		return report.Run{}, false
 	}
 	var r scenario.Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		t.Fatalf("%s: %v", files[0], err)
+	if err := json.Unmarshal(data, &r); err != nil || len(r.Phases) != 1 || r.Phases[0].Loadtest == nil || len(r.Phases[0].Loadtest.Runs) != 1 {
+		return report.Run{}, false
 	}
-	return r
+	return r.Phases[0].Loadtest.Runs[0], true
+}
+
+// lastLine is the last line of a command's output that says something.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 // loadtest runs `docker compose run --rm loadtest open` against model's

@@ -27,7 +27,7 @@ import (
 // background load alone or the busy healthy load.
 //
 // `make lab-diagnosis` runs it; its variables size the run:
-// DIAGNOSIS_MODELS (showing, or first: one model per pitfall),
+// DIAGNOSIS_MODELS (showing, or one: one model per pitfall),
 // DIAGNOSIS_CALM (the background load alone before the stagings),
 // DIAGNOSIS_PHASE (each staged phase's load, at least), DIAGNOSIS_BUSY
 // (each model's busy healthy load), DIAGNOSIS_OUT (where the report goes;
@@ -41,8 +41,8 @@ func TestDiagnosis(t *testing.T) {
 		Models:        cmpOr(os.Getenv("DIAGNOSIS_MODELS"), "showing"),
 		TargetSeconds: detectWithin.Seconds(),
 	}
-	if set.Models != "showing" && set.Models != "first" {
-		t.Fatalf("DIAGNOSIS_MODELS=%q: want showing or first", set.Models)
+	if set.Models != "showing" && set.Models != "one" {
+		t.Fatalf("DIAGNOSIS_MODELS=%q: want showing or one", set.Models)
 	}
 	l := newComposeLab(t)
 	down := []string{"--profile", "dbproxy", "--profile", "pgbouncer", "down", "--volumes", "--remove-orphans"}

@@ -18,12 +18,16 @@ func renderDiagnosis(r diagnosisReport) string {
 	p("# Which pitfall the alerts name, in the compose lab\n\n")
 	p("`%s`, started %s UTC, %.0f min, on a 2-core machine with a 1-minute load average of %.1f at the start and %.1f at the end. ",
 		r.Command, r.StartedAt.UTC().Format("2006-01-02 15:04"), r.Elapsed/60, r.LoadAverage[0], r.LoadAverage[1])
-	p("Each pitfall was staged on each model where the catalog says it shows (%s), after background load alone on that model, "+
+	which := "each model where the catalog says it shows"
+	if r.Settings.Models == "one" {
+		which = "one model where the catalog says it shows (the three taken in turn)"
+	}
+	p("Each pitfall was staged on %s, after background load alone on that model, "+
 		"with its phase's load for %.0f s; the pitfall alerts of `prometheus/rules/pitfalls.yml` were read every %.0f s through `lab diagnose`'s "+
 		"client (%d asks, %d failed). A staging's window runs from its command's start to %.0f s after its phase; "+
 		"an alert belongs to the window it became active in. Target: the staged pitfall named within %.0f s of its phase's start, "+
 		"no other pitfall named on that model, and no pitfall named under background load alone or a busy healthy load.\n\n",
-		r.Settings.Models, r.Settings.PhaseSeconds, r.PollSeconds, r.Polls, r.PollErrors, r.Settings.TailSeconds, r.Settings.TargetSeconds)
+		which, r.Settings.PhaseSeconds, r.PollSeconds, r.Polls, r.PollErrors, r.Settings.TailSeconds, r.Settings.TargetSeconds)
 
 	p("## Confusion matrix\n\nRows: the pitfall staged; columns: the pitfalls named (firing) on the model it was staged on, " +
 		"or none; a cell lists those models (U unbounded, S semaphore, P pipeline).\n\n")
@@ -64,17 +68,34 @@ func renderDiagnosis(r diagnosisReport) string {
 		p("| %s | %s | %s | %s | %s | %s |\n", s.Pitfall, s.Model, s.Phase, s.PhaseStart.UTC().Format("15:04:05"), s.verdict(), namedCell(s))
 	}
 
+	for _, s := range r.Stagings {
+		if s.Failed != "" {
+			p("\n%s on %s did not run to its end: %s\n", s.Pitfall, s.Model, s.Failed)
+		}
+	}
+
 	p("\n## False alarms\n\nPitfall alerts firing under background load alone (calm: a service's time outside every staging's "+
-		"window, the lab not being recreated) and under a busy healthy load (busy: %s).\n\n| window | observed | pitfall alerts firing |\n|---|---:|---:|\n",
+		"window, the lab not being recreated) and under a busy healthy load (busy: %s).\n\n| window | service | observed | pitfall alerts firing |\n|---|---|---:|---:|\n",
 		busyNote(r))
 	for _, kind := range []string{"calm", "busy"} {
-		n := 0
-		for _, a := range r.falseAlarms() {
-			if a.During == kind {
-				n++
+		for _, m := range modelNames {
+			var d time.Duration
+			for _, w := range r.Windows {
+				if w.Kind == kind && w.Service == m {
+					d += w.To.Sub(w.From)
+				}
 			}
+			n := 0
+			for _, a := range r.falseAlarms() {
+				if a.During == kind && a.Service == m {
+					n++
+				}
+			}
+			p("| %s | %s | %.1f min | %d |\n", kind, m, d.Minutes(), n)
 		}
-		p("| %s | %.1f service-minutes | %d |\n", kind, r.observed(kind).Minutes(), n)
+	}
+	if n := len(alertsDuring(r, "none")); n > 0 {
+		p("\n%d fired in no window at all.\n", n)
 	}
 	if fa := r.falseAlarms(); len(fa) > 0 {
 		p("\n| pitfall | service | window | active at (UTC) | evidence |\n|---|---|---|---|---|\n")

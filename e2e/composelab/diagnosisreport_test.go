@@ -64,7 +64,8 @@ type diagnosisSettings struct {
 	// staging's (its rule's windows still hold the phase).
 	TailSeconds float64 `json:"tail_seconds"`
 	// Models: "showing" (every model where the catalog says the pitfall
-	// shows) or "first" (the first of them: CI's shorter run).
+	// shows) or "one" (one of them, spread over the three: CI's shorter
+	// run).
 	Models        string  `json:"models"`
 	TargetSeconds float64 `json:"target_seconds"`
 }
@@ -92,6 +93,8 @@ type staging struct {
 	// Alerts are the pitfall alerts on the model (and on Affects) that
 	// became active within the window.
 	Alerts []alertSeen `json:"alerts"`
+	// Failed says why the staging did not run to its end.
+	Failed string `json:"failed,omitempty"`
 	// Unproven says why the diagonal is not held for this staging: the
 	// signals that exist cannot tell it apart (docs/pitfall-alerts.md);
 	// the report shows the figures.
@@ -159,6 +162,8 @@ func (s staging) verdict() string {
 	d, ok := s.detected()
 	other := s.misnamed()
 	switch {
+	case s.Failed != "":
+		return "staging failed"
 	case !ok && len(other) == 0:
 		return "not named"
 	case !ok:
