@@ -117,23 +117,23 @@ func lastLine(out string) string {
 
 // loadtest runs `docker compose run --rm loadtest open` against model's
 // POST /orders?db_delay=50ms for dur, with args, and returns its run.
-func (d *diagnosis) loadtest(model, name string, dur time.Duration, args ...string) report.Run {
+func (d *diagnosis) loadtest(model, name string, dur time.Duration, args ...string) (report.Run, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+5*time.Minute)
 	defer cancel()
 	full := append([]string{"run", "--rm", "-v", d.dir + ":/diag", "loadtest", "open", "-allow-remote"}, args...)
 	full = append(full, "-d", dur.String(), "-method", "POST", "-json", "/diag/"+name+".json", "http://"+model+":8080/orders?db_delay=50ms")
 	if out, err := d.l.run(ctx, nil, full...); err != nil {
-		d.t.Fatalf("docker compose %s: %v\n%s", strings.Join(full, " "), err, tail(out, 30))
+		return report.Run{}, fmt.Errorf("docker compose %s: %v\n%s", strings.Join(full, " "), err, tail(out, 30))
 	}
 	data, err := os.ReadFile(filepath.Join(d.dir, name+".json"))
 	if err != nil {
-		d.t.Fatal(err)
+		return report.Run{}, err
 	}
 	var r report.Report
 	if err := json.Unmarshal(data, &r); err != nil || len(r.Runs) != 1 {
-		d.t.Fatalf("%s.json: %v, %d runs", name, err, len(r.Runs))
+		return report.Run{}, fmt.Errorf("%s.json: %v, %d runs", name, err, len(r.Runs))
 	}
-	return r.Runs[0]
+	return r.Runs[0], nil
 }
 
 // The too-many-clients recipe of docs/lab.md, as written there.
@@ -162,11 +162,17 @@ func (d *diagnosis) tooManyClients() {
 	d.rest(modelNames)
 	from := time.Now().UTC()
 	runs := make([]report.Run, len(modelNames))
+	errs := make([]error, len(modelNames))
 	var wg sync.WaitGroup
 	for i, m := range modelNames {
-		wg.Go(func() { runs[i] = d.loadtest(m, "too-many-clients-"+m, time.Minute, "-rate", "300", "-c", "300") })
+		wg.Go(func() {
+			runs[i], errs[i] = d.loadtest(m, "too-many-clients-"+m, time.Minute, "-rate", "300", "-c", "300")
+		})
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	for i, m := range modelNames {
 		st := staging{
 			Pitfall: "too-many-clients", Model: m, Scenario: "too-many-clients", Phase: "docs/lab.md's recipe",

@@ -166,7 +166,9 @@ func (d *diagnosis) busy(model string) {
 	const rate = 0.7 * 20 / 0.050
 	dur := time.Duration(d.set.BusySeconds * float64(time.Second))
 	from := time.Now().UTC()
-	d.loadtest(model, "busy-"+model, dur, "-rate", strconv.FormatFloat(rate, 'f', 0, 64), "-c", "300")
+	if _, err := d.loadtest(model, "busy-"+model, dur, "-rate", strconv.FormatFloat(rate, 'f', 0, 64), "-c", "300"); err != nil {
+		d.t.Fatal(err)
+	}
 	to := time.Now().UTC().Add(time.Duration(d.set.TailSeconds * float64(time.Second)))
 	d.r.Windows = append(d.r.Windows, window{Kind: "busy", Service: model, From: from, To: to,
 		Note: "POST /orders?db_delay=50ms at 280/s for " + dur.String() + " on each model in turn, 70 % of its pool's bound (20 connections / 50 ms = 400/s)"})
