@@ -29,6 +29,9 @@ type pitfallPlan struct {
 	proxy bool
 	// unproven, by model: why the diagonal is not held there.
 	unproven map[string]string
+	// also, by model: pitfalls the staging holds besides its own, and why.
+	also    map[string][]string
+	alsoWhy string
 }
 
 // pitfallPlans: the catalog's pitfalls, in its order, but
@@ -40,7 +43,9 @@ var pitfallPlans = []pitfallPlan{
 	// The pipeline's audit queue bounds its goroutines.
 	{pitfall: "backpressure-void", phase: "orders", shows: []string{"unbounded", "semaphore"}},
 	// The semaphore and the pipeline keep few requests, and buffers, alive.
-	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"}},
+	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"},
+		also:    map[string][]string{"unbounded": {"pool-starvation"}},
+		alsoWhy: "2,000 requests/s against a pool that serves 400/s: unbounded's pool starves as well (docs/pitfall-alerts.md)"},
 	{pitfall: "os-thread-pinning", phase: "syscall", shows: modelNames},
 	{pitfall: "blocked-event-loop", phase: "workers-2", shows: []string{"pipeline"}},
 	// The unbounded model's storm is named pool-starvation

@@ -51,6 +51,9 @@ func (d *diagnosis) stage(task stagingTask) {
 		How: howOf(s), CatalogSays: says, From: from, Unproven: task.plan.unproven[task.model],
 		PhaseStart: from, PhaseSeconds: d.set.PhaseSeconds,
 	}
+	if also := task.plan.also[task.model]; len(also) > 0 {
+		st.AlsoStaged, st.AlsoWhy = also, task.plan.alsoWhy
+	}
 	// Exit 1 is a missed expectation of the runner's (the variant has
 	// none); anything else is a staging that did not run to its end: the
 	// test fails, and goes on, so that the report has the others.

@@ -119,6 +119,9 @@ func renderDiagnosis(r diagnosisReport) string {
 	p("\n## Where the catalog says each shows\n\n")
 	for _, s := range r.Stagings {
 		p("- %s on %s (%s, phase %s): %s %s\n", s.Pitfall, s.Model, s.Scenario, s.Phase, s.How, strings.TrimSpace(s.CatalogSays))
+		if len(s.AlsoStaged) > 0 {
+			p("  Also staged, so not counted as misnamed: %s (%s)\n", strings.Join(s.AlsoStaged, ", "), s.AlsoWhy)
+		}
 	}
 	return b.String()
 }

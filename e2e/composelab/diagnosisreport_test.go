@@ -93,6 +93,11 @@ type staging struct {
 	// Alerts are the pitfall alerts on the model (and on Affects) that
 	// became active within the window.
 	Alerts []alertSeen `json:"alerts"`
+	// AlsoStaged are pitfalls the catalog's staging holds besides its own
+	// (per-request-memory's load starves unbounded's pool), with why: they
+	// are not counted as misnamed.
+	AlsoStaged []string `json:"also_staged,omitempty"`
+	AlsoWhy    string   `json:"also_why,omitempty"`
 	// Failed says why the staging did not run to its end.
 	Failed string `json:"failed,omitempty"`
 	// Unproven says why the diagonal is not held for this staging: the
@@ -151,9 +156,10 @@ func (s staging) detected() (time.Duration, bool) {
 	return first.Sub(s.PhaseStart), true
 }
 
-// misnamed are the other pitfalls named on the model.
+// misnamed are the other pitfalls named on the model, but those the
+// staging also holds.
 func (s staging) misnamed() []string {
-	return slices.DeleteFunc(s.named(), func(p string) bool { return p == s.Pitfall })
+	return slices.DeleteFunc(s.named(), func(p string) bool { return p == s.Pitfall || slices.Contains(s.AlsoStaged, p) })
 }
 
 // verdict is the staging's outcome against the target: met, or what
@@ -232,10 +238,14 @@ func TestStagingVerdicts(t *testing.T) {
 		{"another service's", []alertSeen{alert("pool-starvation", "semaphore", at(20))}, "not named", "not named"},
 		{"another pitfall", []alertSeen{alert("db-latency", "unbounded", at(30))}, "named db-latency instead", "not named"},
 		{"its own and another", []alertSeen{alert("pool-starvation", "unbounded", at(30)), alert("nested-acquire", "unbounded", at(50))}, "also named nested-acquire", "30 s"},
+		{"one the staging also holds", []alertSeen{alert("pool-starvation", "unbounded", at(30)), alert("per-request-memory", "unbounded", at(20))}, "met", "30 s"},
 		{"another, pending only", []alertSeen{alert("pool-starvation", "unbounded", at(30)), alert("nested-acquire", "unbounded", nil)}, "met", "30 s"},
 	}
 	for _, c := range cases {
 		s := staging{Pitfall: "pool-starvation", Model: "unbounded", PhaseStart: start, Alerts: c.alerts}
+		if c.name == "one the staging also holds" {
+			s.AlsoStaged = []string{"per-request-memory"}
+		}
 		if got := s.verdict(); got != c.want {
 			t.Errorf("%s: verdict %q, want %q", c.name, got, c.want)
 		}
