@@ -39,12 +39,23 @@ type pitfallPlan struct {
 var pitfallPlans = []pitfallPlan{
 	// unbounded: "pool waits dominate latency"; the semaphore keeps the
 	// pool busy with no acquire starved, the pipeline batches.
-	{pitfall: "pool-starvation", phase: "orders", shows: []string{"unbounded"}},
+	{pitfall: "pool-starvation", phase: "orders", shows: []string{"unbounded"},
+		unproven: map[string]string{"unbounded": "In compose on a busy machine the 2 s deadline ends queries in flight, pgx closes each such connection, " +
+			"and the pool spends the storm making new ones: 6 to 19 of its 20 connections constructing, 2 to 13 acquired " +
+			"(`job:orderlab_db_pool_utilization:avg30s` 0.15 to 0.46, not the 0.9 the alert asks), about 25 acquires/s instead of 400, " +
+			"Postgres running a statement on 4 to 50 % of what is acquired. Waits (p99 2.4 to 3.4 s), waited acquires (78 to 99 %) " +
+			"and acquires dying at their deadline (66 to 738/s) are pool-starvation's, but the pool is not full of busy connections, " +
+			"so no alert names it; a connection being made is not one the alerts count (2026-12-06, 1-minute load average 15 to 40 from other jobs)."}},
 	// The pipeline's audit queue bounds its goroutines.
 	{pitfall: "backpressure-void", phase: "orders", shows: []string{"unbounded", "semaphore"}},
 	// The semaphore and the pipeline keep few requests, and buffers, alive.
 	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"},
-		also:    map[string][]string{"unbounded": {"pool-starvation"}},
+		also: map[string][]string{"unbounded": {"pool-starvation"}},
+		unproven: map[string]string{"unbounded": "compose gives each service 256 MiB: 2,000 requests/s of 512 KiB buffers get " +
+			"unbounded killed by the kernel within about 3 s of the phase's start, between two scrapes, before any sample shows " +
+			"the heap per request; it comes back without the buffer (a knob changed live does not survive a restart) and shows " +
+			"only the starved pool for the rest of the phase. The alert asks for 256 MiB of heap, which a 256 MiB container never reaches; " +
+			"what is left of the pitfall is a restart (`up` 0 for one scrape, a new `process_start_time_seconds`), which names no cause."},
 		alsoWhy: "2,000 requests/s against a pool that serves 400/s: unbounded's pool starves as well (docs/pitfall-alerts.md)"},
 	{pitfall: "os-thread-pinning", phase: "syscall", shows: modelNames},
 	{pitfall: "blocked-event-loop", phase: "workers-2", shows: []string{"pipeline"}},
@@ -54,11 +65,23 @@ var pitfallPlans = []pitfallPlan{
 	{pitfall: "retry-storm", phase: "immediate", shows: []string{"semaphore"}},
 	{pitfall: "adaptive-limit", phase: "fixed-100ms", shows: []string{"semaphore"}},
 	{pitfall: "connection-leak", phase: "leak", shows: modelNames},
-	{pitfall: "nested-acquire", phase: "pool-4", shows: modelNames},
+	{pitfall: "nested-acquire", phase: "pool-4", shows: modelNames,
+		unproven: map[string]string{"pipeline": "after the deadlock as it opens, the pipeline runs one request at a time with two " +
+			"workers each holding an idle connection: 3.1 to 3.5 acquires waiting, `statement_share` 0.23, none idle in transaction, " +
+			"but 70 to 83 % of the pool of 4 acquired (the alert asks 90 %), Postgres active on 10 to 31 % of it (the alert asks under 20 %) " +
+			"and an acquire wait p99 of 0.10 s: a partial deadlock the alert, written for a full one, does not name."}},
 	// The pipeline batches the downstream call and keeps up.
-	{pitfall: "tx-across-downstream", phase: "inside", shows: []string{"unbounded", "semaphore"}},
+	{pitfall: "tx-across-downstream", phase: "inside", shows: []string{"unbounded", "semaphore"},
+		unproven: map[string]string{"unbounded": "the 1 s deadline ends transactions in flight and the pool makes their " +
+			"connections again (up to 19 constructing), as under pool-starvation: 60 to 85 % of what is acquired idle in " +
+			"transaction, waits p99 2.4 to 2.7 s, but `job:orderlab_db_pool_utilization:avg30s` at 0.9 or more for 15 s only " +
+			"(14:28:30 to 14:28:40), so the alert was pending 10 s and never fired (2026-12-06, the machine's load average 15 to 40)."}},
 	// The pipeline batches and keeps up.
-	{pitfall: "db-latency", phase: "latency-20ms", shows: []string{"unbounded", "semaphore"}, proxy: true},
+	{pitfall: "db-latency", phase: "latency-20ms", shows: []string{"unbounded", "semaphore"}, proxy: true,
+		unproven: map[string]string{"unbounded": "the 2 s deadline ends queries in flight and the pool makes their connections " +
+			"again (2 to 9 constructing), as under pool-starvation: about 50 acquires/s of the 400 offered, waits p99 2.2 s, " +
+			"a mean hold of 22 to 34 ms, but `job:orderlab_db_pool_utilization:avg30s` 0.16 to 0.46, so the pool never reads as " +
+			"saturated and the alert, which asks that, stays silent; Postgres active on 4 to 52 % of what is acquired."}},
 	{pitfall: "db-restart", phase: "stop-5s", shows: modelNames, proxy: true},
 }
 

@@ -183,6 +183,13 @@ func (d *diagnosis) tooManyClients() {
 			CatalogSays: "connections beyond the limit are refused (FATAL 53300); the requests that needed one are answered 503 database-unavailable (docs/lab.md: `unavailable` climbs in whichever services asked for a connection after the server was full)",
 			From:        from, PhaseStart: runs[i].StartedAt.UTC(), PhaseSeconds: runs[i].ElapsedSeconds,
 		}
+		// Which services Postgres refuses is a race (docs/lab.md): one whose
+		// load saw no 503 had its pool before the server was full, and the
+		// pitfall did not reach it.
+		if runs[i].Status["503"] == 0 {
+			st.Unproven = fmt.Sprintf("not reached: none of its %d answers was a 503, so Postgres refused none of its connections: "+
+				"it had its pool before the server was full (docs/lab.md, Too many clients)", runs[i].Answered)
+		}
 		d.add(st, []string{m})
 	}
 }
@@ -192,6 +199,16 @@ func (d *diagnosis) tooManyClients() {
 // window of its service it fell in; and fills each service's time outside
 // every window, from calmFrom to end, with calm windows.
 func (d *diagnosis) attribute(alerts []alertSeen, end time.Time) {
+	// A staging's window ends where the lab is recreated after it: what
+	// fires then is the recreation's.
+	for i, s := range d.r.Stagings {
+		for _, w := range d.r.Windows {
+			if w.Kind == "settle" && w.Service == s.Model && w.From.After(s.From) && w.From.Before(s.To) {
+				d.r.Stagings[i].To = w.From
+				s.To = w.From
+			}
+		}
+	}
 	for _, m := range modelNames {
 		var taken [][2]time.Time
 		for _, s := range d.r.Stagings {

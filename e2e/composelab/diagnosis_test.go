@@ -118,6 +118,8 @@ type diagnosis struct {
 // rules' windows) and until no pitfall alert is active: a window of kind
 // settle on every service, whose alerts are reported, not judged.
 func (d *diagnosis) settle(what string, fn func()) {
+	// The stagings before it are read to the end of their windows first.
+	d.rest(modelNames)
 	from := time.Now().UTC()
 	fn()
 	d.quiet(modelNames, time.Now().Add(75*time.Second))

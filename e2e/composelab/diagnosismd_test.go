@@ -108,7 +108,8 @@ func renderDiagnosis(r diagnosisReport) string {
 	}
 
 	if slices.ContainsFunc(r.Stagings, func(s staging) bool { return s.Unproven != "" }) {
-		p("\n## What the signals cannot tell apart\n\n")
+		p("\n## Not held to the diagonal\n\nStagings the test does not hold to the target: the pitfall did not reach the model, " +
+			"or the signals that exist do not name it there.\n\n")
 		for _, s := range r.Stagings {
 			if s.Unproven != "" {
 				p("- **%s on %s**: %s Seen: %s.\n", s.Pitfall, s.Model, s.Unproven, seenText(s))
