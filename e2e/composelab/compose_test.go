@@ -18,9 +18,6 @@ import (
 	"time"
 )
 
-// root is the repository: compose.yaml's directory.
-var root, _ = filepath.Abs(filepath.Join("..", ".."))
-
 // composeLab runs `docker compose` in root with compose.yaml, exactly as
 // the README gives it: no other compose file, no environment of its own.
 type composeLab struct {

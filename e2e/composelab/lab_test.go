@@ -25,7 +25,6 @@ var (
 		"semaphore": {"http://127.0.0.1:8082", "http://127.0.0.1:9092"},
 		"pipeline":  {"http://127.0.0.1:8083", "http://127.0.0.1:9093"},
 	}
-	modelNames = []string{"unbounded", "semaphore", "pipeline"}
 )
 
 const (

@@ -98,11 +98,18 @@ func runScenario(t *testing.T, l *composeLab, timeout time.Duration, name string
 	default:
 		t.Fatalf("docker compose %s: %v\n%s%s", strings.Join(cmd, " "), err, tail(out, 40), l.logs(append([]string{"lab"}, modelNames...)...))
 	}
+	knobsBack(t, l, before, name)
+}
+
+// knobsBack: every knob of every model is as it was before what ran
+// (value and source).
+func knobsBack(t *testing.T, l *composeLab, before map[string]map[string]knobs.Knob, what string) {
+	t.Helper()
 	after := allKnobs(t)
 	for _, svc := range modelNames {
 		for k, v := range before[svc] {
 			if after[svc][k] != v {
-				t.Errorf("%s: %s is %+v after %s, %+v before%s", svc, k, after[svc][k], name, v, l.logs(svc))
+				t.Errorf("%s: %s is %+v after %s, %+v before%s", svc, k, after[svc][k], what, v, l.logs(svc))
 			}
 		}
 	}
