@@ -21,14 +21,14 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
 
-// TestLabRunStagesDBRestartAsAnOutageOfTheLabsProxy runs db-restart (quick)
+// TestLabRunMakesDBRestartAnOutageOfTheLabsProxy runs db-restart (quick)
 // against a real unbounded that reaches the real Postgres through the
 // lab's database proxy (lab/dbproxy on internal/faultproxy), as -lab
 // runs it: the proxy cuts every connection and refuses new ones for the
 // stop's length, the keyed orders are answered 503 database-unavailable
 // meanwhile and succeed again after, the orders table backs every answer,
 // and the proxy and the knobs are as they were afterwards.
-func TestLabRunStagesDBRestartAsAnOutageOfTheLabsProxy(t *testing.T) {
+func TestLabRunMakesDBRestartAnOutageOfTheLabsProxy(t *testing.T) {
 	bin := buildServices(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

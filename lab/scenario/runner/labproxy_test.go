@@ -66,7 +66,7 @@ func latencyScenario(t *testing.T) scenario.Scenario {
 	})
 }
 
-func TestLabRunStagesDBLatencyThroughTheLabsProxyAndClearsIt(t *testing.T) {
+func TestLabRunSetsDBLatencyThroughTheLabsProxyAndClearsIt(t *testing.T) {
 	// as the services show it in GET /knobs
 	f := newLabFixture(t, "host=dbproxy port=5432 database=orderlab user=orderlab password=xxxxx tls=off")
 	proxy, faults := recordingProxy(t)

@@ -233,7 +233,7 @@ func TestLabRunRestoresTheKnobsAfterAFailedPhaseCtrlCAndAPanic(t *testing.T) {
 	})
 }
 
-func TestLabRunRefusesWhatRunningServicesCannotStage(t *testing.T) {
+func TestLabRunRefusesWhatRunningServicesCannotGive(t *testing.T) {
 	f := newLabFixture(t)
 	s := labScenario(t, func(s *scenario.Scenario) { s.Phases[0].Env["HTTP_SERVER"] = "nbio" })
 	_, _, err := f.runner.Run(context.Background(), s)
