@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orderlab/orderlab/lab/scenario"
+	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
@@ -98,7 +98,7 @@ func readRun(dir string) (report.Run, bool) {
 	if err != nil {
 		return report.Run{}, false
 	}
-	var r scenario.Result
+	var r result.Result
 	if err := json.Unmarshal(data, &r); err != nil || len(r.Phases) != 1 || r.Phases[0].Loadtest == nil || len(r.Phases[0].Loadtest.Runs) != 1 {
 		return report.Run{}, false
 	}

@@ -159,10 +159,10 @@ func (d *dice) draw(candidates []recipe, catalog func(string) (scenario.Scenario
 // database proxy answers when the recipe needs it (compose runs it only
 // with the profile dbproxy).
 func (s *Server) candidates(ctx context.Context) []recipe {
-	proxy := s.cfg.Runner.DBProxy != nil && s.cfg.Runner.DBProxy.Control != nil
+	proxy := s.cfg.Lab.DBProxy != nil && s.cfg.Lab.DBProxy.Control != nil
 	if proxy {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := s.cfg.Runner.DBProxy.Control.Get(ctx)
+		_, err := s.cfg.Lab.DBProxy.Control.Get(ctx)
 		cancel()
 		proxy = err == nil
 	}
@@ -179,7 +179,7 @@ func (s *Server) candidates(ctx context.Context) []recipe {
 		if targets == nil {
 			targets = sc.Targets
 		}
-		if slices.ContainsFunc(targets, func(t string) bool { _, ok := s.cfg.Runner.Endpoints[t]; return !ok }) {
+		if slices.ContainsFunc(targets, func(t string) bool { _, ok := s.cfg.Lab.Endpoints[t]; return !ok }) {
 			continue
 		}
 		if !proxy && slices.ContainsFunc(sc.Phases, func(p scenario.Phase) bool { return p.DBLatency != nil || p.DBStop != nil }) {

@@ -16,6 +16,9 @@ import (
 	"github.com/orderlab/orderlab/lab/diagnose"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
+	"github.com/orderlab/orderlab/lab/scenario/result"
+	"github.com/orderlab/orderlab/lab/scenario/runner"
+	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
 
 // promRules is one pitfall rule, as /api/v1/rules lists it.
@@ -53,12 +56,12 @@ func labPage(t *testing.T, prom string, seed uint64) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps := map[string]scenario.Endpoint{}
+	eps := map[string]setup.Endpoint{}
 	for _, svc := range scenario.Services {
-		eps[svc] = scenario.Endpoint{URL: "http://127.0.0.1:1", MetricsURL: "http://127.0.0.1:1/metrics", AdminURL: "http://127.0.0.1:1"}
+		eps[svc] = setup.Endpoint{URL: "http://127.0.0.1:1", MetricsURL: "http://127.0.0.1:1/metrics", AdminURL: "http://127.0.0.1:1"}
 	}
-	srv, err := New(Config{Catalog: all, Prometheus: prom, Runner: scenario.Runner{Out: t.TempDir(), Endpoints: eps,
-		Board: "http://grafana.test/d/orderlab-pool-starvation"}})
+	srv, err := New(Config{Catalog: all, Prometheus: prom, Lab: setup.Lab{Endpoints: eps},
+		Runner: runner.Runner{Out: t.TempDir(), Board: "http://grafana.test/d/orderlab-pool-starvation"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +286,7 @@ func TestARunHoldsBackWhatNamesItsMystery(t *testing.T) {
 	rs := &runState{mystery: &mystery{}}
 	rs.log.Write([]byte("   knobs: LEAK_EVERY=7 on unbounded\n"))
 	rs.run = Run{ID: 4, Scenario: "mystery", Mystery: true, State: StateFailed, Error: "phase mystery: PATCH LEAK_EVERY: refused",
-		Verdicts: []scenario.Verdict{{Target: "unbounded", Says: "connection-leak: the pool runs dry"}}, Conclusion: "the leak shows",
+		Verdicts: []result.Verdict{{Target: "unbounded", Says: "connection-leak: the pool runs dry"}}, Conclusion: "the leak shows",
 		Fix: "release every connection", Explanation: []string{"unbounded: leaks"}, Report: &Links{HTML: "/api/runs/4/report.html"}}
 	view := func() string {
 		b, err := json.Marshal(rs.view())
