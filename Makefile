@@ -296,8 +296,8 @@ lab-test: ## the compose lab for real (Docker): up --build, every in-the-lab sce
 # says it shows, background load alone and a busy healthy load, the
 # report written to DIAGNOSIS_OUT (docs/results/diagnosis). The defaults
 # stage every model where each pitfall shows, after 30 min of background
-# load alone (not yet run in full); .ci/run runs a shorter one (one model
-# per pitfall, 2 min of background load alone: about 35 min).
+# load alone (not yet run in full); the committed report is a shorter one
+# (one model per pitfall, 2 min of background load alone: about 35 min).
 DIAGNOSIS_MODELS ?= showing
 DIAGNOSIS_CALM   ?= 30m
 DIAGNOSIS_PHASE  ?= 60s
