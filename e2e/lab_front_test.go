@@ -222,7 +222,7 @@ func (run *labRun) frontPage(t *testing.T) {
 		t.Errorf("semaphore's LIMIT_WAIT after a refused value: %q (%v), want 70ms still", got["LIMIT_WAIT"], err)
 	}
 
-	// What the lab sees, and a mystery staged, answered and revealed.
+	// What the lab sees, and a mystery run, answered and revealed.
 	mysteryOnPage(t, ctx, page, shot, wait)
 
 	// At phone width nothing is wider than the screen.

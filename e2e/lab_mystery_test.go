@@ -15,9 +15,9 @@ import (
 
 // mysteryOnPage drives the front page's "What the lab sees" and mystery
 // mode in the browser of frontPage: the panel reads the lab's Prometheus;
-// a quick mystery is staged, runs unnamed (the panel, the knobs and the
+// a quick mystery runs unnamed (the panel, the knobs and the
 // runner's log held back), is answered from the list, and the reveal shows
-// what was staged, what the lab diagnosed, and the board's panels on the
+// what ran, what the lab diagnosed, and the board's panels on the
 // run's range. Nothing the page showed before the answer named the pitfall.
 func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(name, sel string), wait func(what, js string, within time.Duration)) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(page+"/#sees")); err != nil {
@@ -53,15 +53,15 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 		} else {
 			t.Logf("POST /api/mysteries from the test: %v after %v", herr, time.Since(started))
 		}
-		t.Fatalf("Stage a mystery, pressed, says nothing after 30 s (%v): %s", err, button)
+		t.Fatalf("Run a mystery, pressed, says nothing after 30 s (%v): %s", err, button)
 	}
 	msg, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#mystery-msg")))
-	t.Logf("Stage a mystery: %s", msg)
+	t.Logf("Run a mystery: %s", msg)
 	wait("the mystery's run", `!document.querySelector("#mystery-view").hidden && document.querySelector("#run-title").textContent.startsWith("mystery: which pitfall") &&
 	  document.querySelectorAll("#mystery-choices input").length >= 13`, 20*time.Second)
 	// While it runs, the page holds back what the lab sees and the knobs.
 	wait("the lab's view and the knobs held back, or the run's end", `document.querySelector("#run-state").dataset.state !== "running" ||
-	  (document.querySelector("#sees-body").dataset.state === "held" && document.querySelector("#knob-forms").textContent.includes("mystery is being staged"))`, 10*time.Second)
+	  (document.querySelector("#sees-body").dataset.state === "held" && document.querySelector("#knob-forms").textContent.includes("mystery is running"))`, 10*time.Second)
 	if state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#run-state").dataset.state`)); state != "running" {
 		t.Errorf("the mystery's run is %s within seconds of its start: want it running, the page holding back the knobs and what the lab sees", state)
 	}
@@ -82,17 +82,17 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 	press(`document.querySelector("#mystery-choices input[name=pitfall]").click(); document.querySelector("#mystery-form button[type=submit]").click()`)
 	wait("the reveal", `!document.querySelector("#mystery-reveal").hidden && document.querySelectorAll("#mystery-panels a").length >= 2`, 20*time.Second)
 	reveal, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#mystery-reveal")))
-	staged, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#mystery-reveal [data-correct]").textContent.match(/it was ([a-z-]+)\./)[1]`))
+	ran, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#mystery-reveal [data-correct]").textContent.match(/it was ([a-z-]+)\./)[1]`))
 	if err != nil {
 		t.Fatalf("the reveal names no pitfall: %v\n%s", err, reveal)
 	}
-	t.Logf("staged %s; the reveal:\n%s", staged, reveal)
+	t.Logf("it was %s; the reveal:\n%s", ran, reveal)
 	// Answered, the run shows what it held back: its error, if any.
 	if state, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-state"))); state != "finished" {
 		runErr, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#run-error")))
-		t.Errorf("the mystery's run (%s): %q, want it finished; its error: %s", staged, state, runErr)
+		t.Errorf("the mystery's run (%s): %q, want it finished; its error: %s", ran, state, runErr)
 	}
-	for _, want := range []string{"What was staged", "Knobs: ", "Load: ", "What the lab diagnosed", "docs/scenarios/" + staged + ".md", "What is firing"} {
+	for _, want := range []string{"What ran", "Knobs: ", "Load: ", "What the lab diagnosed", "docs/scenarios/" + ran + ".md", "What is firing"} {
 		if !strings.Contains(reveal, want) {
 			t.Errorf("the reveal lacks %q", want)
 		}
@@ -110,8 +110,8 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 		t.Errorf("first board link %s: want the What is firing panel", links[0])
 	}
 	for i, text := range before {
-		if strings.Contains(text, staged) {
-			t.Errorf("the page named %s before the answer (reading %d):\n%s", staged, i, text)
+		if strings.Contains(text, ran) {
+			t.Errorf("the page named %s before the answer (reading %d):\n%s", ran, i, text)
 		}
 	}
 	wait("what the lab sees, back after the answer", `document.querySelector("#sees-body").dataset.state !== "held"`, 10*time.Second)

@@ -55,7 +55,7 @@ func (s *Server) ask(ctx context.Context) (diagnose.Report, error) {
 // for its answer, since the alerts would give it away.
 func (s *Server) getDiagnosis(w http.ResponseWriter, r *http.Request) {
 	if id, ok := s.unansweredMystery(); ok {
-		fail(w, http.StatusConflict, "a mystery is being staged (run %d): what the lab sees is shown once you answer (POST /api/mysteries/%d/answer)", id, id)
+		fail(w, http.StatusConflict, "a mystery is running (run %d): what the lab sees is shown once you answer (POST /api/mysteries/%d/answer)", id, id)
 		return
 	}
 	rep, err := s.ask(r.Context())

@@ -20,9 +20,9 @@
 //	GET    /api/background            the background load's rate per service
 //	PUT    /api/background            {"unbounded": 4, ...}: change it (0 stops it)
 //	GET    /api/diagnosis             what the lab sees: the pitfall alerts firing (lab diagnose)
-//	POST   /api/mysteries             {"quick": bool, "by": NAME}: stage a pitfall without naming it
+//	POST   /api/mysteries             {"quick": bool, "by": NAME}: run a pitfall without naming it
 //	GET    /api/mysteries/{id}        a mystery: its run, the answers to pick from; the reveal once answered
-//	POST   /api/mysteries/{id}/answer {"pitfall": NAME}: answer it, and see what was staged
+//	POST   /api/mysteries/{id}/answer {"pitfall": NAME}: answer it, and see what ran
 //
 // One run at a time: a second start is answered 409 naming the run in
 // progress, who started it and when it should end. A run belongs to the

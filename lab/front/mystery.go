@@ -12,10 +12,10 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario"
 )
 
-// Mystery mode (docs/front-page.md): POST /api/mysteries stages a pitfall
+// Mystery mode (docs/front-page.md): POST /api/mysteries runs a pitfall
 // drawn at random, with knobs and load drawn within its recipe's ranges,
 // as a run named "mystery"; the pitfall is kept on the server until
-// POST /api/mysteries/{id}/answer, which reveals what was staged, what the
+// POST /api/mysteries/{id}/answer, which reveals what ran, what the
 // lab diagnosed during the run, and the board's panels on its range.
 
 // mysteryPoll is how often the lab asks Prometheus what it sees while a
@@ -30,7 +30,7 @@ const afterglow = 2 * time.Minute
 // mystery is what the server keeps of a mystery run, guarded by its
 // runState's mu.
 type mystery struct {
-	staged     staging
+	plan       plan
 	answer     string
 	answeredAt time.Time
 	seen       []Seen // every pitfall alert seen firing during the run, in order
@@ -95,12 +95,12 @@ type Choice struct {
 	Title   string `json:"title"`
 }
 
-// Reveal is what was staged, what the lab saw, and where to look.
+// Reveal is what ran, what the lab saw, and where to look.
 type Reveal struct {
 	Answer     string    `json:"answer"`
 	Correct    bool      `json:"correct"`
 	AnsweredAt time.Time `json:"answered_at"`
-	Staged     Staged    `json:"staged"`
+	Ran        Ran       `json:"ran"`
 	Diagnosed  Diagnosed `json:"diagnosed"`
 	// Board is the board on the run's range (up to now while it runs), and
 	// Panels the panels to look at on it: the pitfall alerts that fired,
@@ -109,8 +109,8 @@ type Reveal struct {
 	Panels []PanelLink `json:"panels"`
 }
 
-// Staged is the pitfall a mystery staged, and how.
-type Staged struct {
+// Ran is the pitfall a mystery ran, and how.
+type Ran struct {
 	Pitfall  string            `json:"pitfall"`
 	Title    string            `json:"title"`
 	Page     string            `json:"page"` // the scenario's page in the repository
@@ -127,7 +127,7 @@ type Staged struct {
 // Diagnosed is what the lab named during the run (lab diagnose's findings,
 // asked every 5 s while it ran, and once after).
 type Diagnosed struct {
-	Named     bool   `json:"named"`     // the staged pitfall was among them
+	Named     bool   `json:"named"`     // the pitfall that ran was among them
 	Findings  []Seen `json:"findings"`  // each pitfall alert seen firing, on its service
 	Questions int    `json:"questions"` // how often Prometheus answered
 	Error     string `json:"error,omitempty"`
@@ -145,7 +145,7 @@ type dice struct {
 	rng *rand.Rand
 }
 
-func (d *dice) draw(candidates []recipe, catalog func(string) (scenario.Scenario, bool)) (staging, error) {
+func (d *dice) draw(candidates []recipe, catalog func(string) (scenario.Scenario, bool)) (plan, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.rng == nil {
@@ -154,7 +154,7 @@ func (d *dice) draw(candidates []recipe, catalog func(string) (scenario.Scenario
 	return draw(d.rng, candidates, catalog)
 }
 
-// candidates are the recipes this page can stage: their scenario is in its
+// candidates are the recipes this page can run: their scenario is in its
 // catalog and in the lab, each target is a service it drives, and the
 // database proxy answers when the recipe needs it (compose runs it only
 // with the profile dbproxy).
@@ -191,13 +191,13 @@ func (s *Server) candidates(ctx context.Context) []recipe {
 }
 
 // choices are the pitfalls to answer from, in the catalog's order: those
-// a mystery stages and those it does not.
+// a mystery runs and those it does not.
 func (s *Server) choices() []Choice {
 	var names []string
 	for _, r := range recipes {
 		names = append(names, r.Pitfall)
 	}
-	names = append(names, unstaged...)
+	names = append(names, notRun...)
 	out := []Choice{}
 	for _, sc := range s.cfg.Catalog {
 		if slices.Contains(names, sc.Name) {
@@ -218,12 +218,12 @@ func (s *Server) startMystery(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name"}: %v`, err)
 		return
 	}
-	st, err := s.mysteries.draw(s.candidates(r.Context()), s.find)
+	pl, err := s.mysteries.draw(s.candidates(r.Context()), s.find)
 	if err != nil {
-		fail(w, http.StatusUnprocessableEntity, "no mystery to stage: %v", err)
+		fail(w, http.StatusUnprocessableEntity, "no mystery to run: %v", err)
 		return
 	}
-	if rs := s.launch(w, st.Scenario, req.Quick, byWhom(r, req.By), &mystery{staged: st}); rs != nil {
+	if rs := s.launch(w, pl.Scenario, req.Quick, byWhom(r, req.By), &mystery{plan: pl}); rs != nil {
 		writeJSON(w, http.StatusAccepted, s.mysteryView(rs))
 	}
 }
@@ -277,7 +277,7 @@ func (s *Server) answerMystery(w http.ResponseWriter, r *http.Request) {
 	}
 	m.answer, m.answeredAt = req.Pitfall, time.Now().UTC()
 	rs.mu.Unlock()
-	fmt.Fprintf(s.cfg.Log, "front: mystery %s answered %s; it was %s\n", r.PathValue("id"), req.Pitfall, m.staged.Base.Name)
+	fmt.Fprintf(s.cfg.Log, "front: mystery %s answered %s; it was %s\n", r.PathValue("id"), req.Pitfall, m.plan.Base.Name)
 	writeJSON(w, http.StatusOK, s.mysteryView(rs))
 }
 
@@ -292,16 +292,16 @@ func (s *Server) mysteryView(rs *runState) Mystery {
 	if m.answer == "" {
 		return out
 	}
-	st := m.staged
-	staged := st.Scenario
+	pl := m.plan
+	ran := pl.Scenario
 	if run.Quick {
-		staged = scenario.Quick(staged)
+		ran = scenario.Quick(ran)
 	}
-	e := entryOf(staged)
-	rv := &Reveal{Answer: m.answer, Correct: m.answer == st.Base.Name, AnsweredAt: m.answeredAt,
-		Staged: Staged{Pitfall: st.Base.Name, Title: st.Base.Title, Page: "docs/scenarios/" + st.Base.Name + ".md",
-			Targets: staged.Targets, Knobs: e.Changes.Knobs, Load: e.Changes.Load, DB: e.Changes.DB, Settings: st.Settings,
-			QuickFactor: staged.QuickFactor},
+	e := entryOf(ran)
+	rv := &Reveal{Answer: m.answer, Correct: m.answer == pl.Base.Name, AnsweredAt: m.answeredAt,
+		Ran: Ran{Pitfall: pl.Base.Name, Title: pl.Base.Title, Page: "docs/scenarios/" + pl.Base.Name + ".md",
+			Targets: ran.Targets, Knobs: e.Changes.Knobs, Load: e.Changes.Load, DB: e.Changes.DB, Settings: pl.Settings,
+			QuickFactor: ran.QuickFactor},
 		Diagnosed: Diagnosed{Findings: slices.Clone(m.seen), Questions: m.questions},
 		Panels:    []PanelLink{}}
 	if rv.Diagnosed.Findings == nil {
@@ -310,7 +310,7 @@ func (s *Server) mysteryView(rs *runState) Mystery {
 	if m.questions == 0 {
 		rv.Diagnosed.Error = m.askErr
 	}
-	rv.Diagnosed.Named = slices.ContainsFunc(m.seen, func(f Seen) bool { return f.Pitfall == st.Base.Name })
+	rv.Diagnosed.Named = slices.ContainsFunc(m.seen, func(f Seen) bool { return f.Pitfall == pl.Base.Name })
 	// The board from a little before the run to a little after it: the
 	// rates look back a minute, and the alerts fire after their for.
 	from, to := run.StartedAt.Add(-30*time.Second), time.Time{}
@@ -320,7 +320,7 @@ func (s *Server) mysteryView(rs *runState) Mystery {
 	if s.cfg.Runner.Board != "" {
 		rv.Board = rangeLink(s.cfg.Runner.Board, from, to)
 	}
-	for _, title := range append([]string{firingPanel}, st.Base.Panels...) {
+	for _, title := range append([]string{firingPanel}, pl.Base.Panels...) {
 		if u := s.panelLink(title, from, to); u != "" {
 			rv.Panels = append(rv.Panels, PanelLink{Title: title, URL: u})
 		}
@@ -392,7 +392,7 @@ func (s *Server) unlessMystery(h http.HandlerFunc) http.HandlerFunc {
 			hidden, id := rs.hidden(), rs.run.ID
 			rs.mu.Unlock()
 			if hidden {
-				fail(w, http.StatusConflict, "a mystery is being staged (run %d): the knobs would name it, and are shown once it is answered (POST /api/mysteries/%d/answer)", id, id)
+				fail(w, http.StatusConflict, "a mystery is running (run %d): the knobs would name it, and are shown once it is answered (POST /api/mysteries/%d/answer)", id, id)
 				return
 			}
 		}

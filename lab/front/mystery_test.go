@@ -89,7 +89,7 @@ func get(t *testing.T, method, url, body string) (int, string) {
 
 // TestAMysteryIsRevealedOnlyOnceAnswered: every answer the page's API gives
 // about a mystery before it is answered (the mystery, its run, the list of
-// runs, what the lab sees, the report) names neither the pitfall staged
+// runs, what the lab sees, the report) names neither the pitfall that ran
 // nor a knob it set; the answer reveals both, what the lab saw during the
 // run with its evidence, and the board's panels on the run's range.
 func TestAMysteryIsRevealedOnlyOnceAnswered(t *testing.T) {
@@ -159,15 +159,15 @@ func revealOnce(t *testing.T, seed uint64) {
 		}
 		return nil
 	})
-	st := rv.Staged
-	t.Logf("staged %s: %+v", st.Pitfall, st.Settings)
+	ran := rv.Ran
+	t.Logf("ran %s: %+v", ran.Pitfall, ran.Settings)
 	for i, b := range before {
 		var tell []string
 		said := withoutChoices(t, b)
-		if strings.Contains(said, st.Pitfall) {
-			tell = append(tell, st.Pitfall)
+		if strings.Contains(said, ran.Pitfall) {
+			tell = append(tell, ran.Pitfall)
 		}
-		for knob := range st.Knobs {
+		for knob := range ran.Knobs {
 			if strings.Contains(said, knob) {
 				tell = append(tell, knob)
 			}
@@ -176,17 +176,17 @@ func revealOnce(t *testing.T, seed uint64) {
 			t.Errorf("answer %d before the reveal names %v:\n%s", i, tell, b)
 		}
 	}
-	if rv.Answer != answer || rv.Correct != (answer == st.Pitfall) || !slices.ContainsFunc(recipes, func(r recipe) bool { return r.Pitfall == st.Pitfall }) {
-		t.Errorf("reveal: answer %s, correct %v, staged %s", rv.Answer, rv.Correct, st.Pitfall)
+	if rv.Answer != answer || rv.Correct != (answer == ran.Pitfall) || !slices.ContainsFunc(recipes, func(r recipe) bool { return r.Pitfall == ran.Pitfall }) {
+		t.Errorf("reveal: answer %s, correct %v, ran %s", rv.Answer, rv.Correct, ran.Pitfall)
 	}
-	if len(st.Settings) == 0 || len(st.Knobs) == 0 || len(st.Load) != 1 || st.Page != "docs/scenarios/"+st.Pitfall+".md" {
-		t.Errorf("staged: %+v", st)
+	if len(ran.Settings) == 0 || len(ran.Knobs) == 0 || len(ran.Load) != 1 || ran.Page != "docs/scenarios/"+ran.Pitfall+".md" {
+		t.Errorf("ran: %+v", ran)
 	}
 	// What the lab saw: the stub's leak, with its evidence in units.
 	d := rv.Diagnosed
 	if len(d.Findings) != 1 || d.Findings[0].Pitfall != "connection-leak" || d.Findings[0].Service != "unbounded" ||
 		len(d.Findings[0].Evidence) != 2 || *d.Findings[0].Evidence[0].Value != 31 || d.Findings[0].Evidence[0].Unit != "s" ||
-		d.Named != (st.Pitfall == "connection-leak") {
+		d.Named != (ran.Pitfall == "connection-leak") {
 		t.Errorf("diagnosed %+v", d)
 	}
 	if len(rv.Panels) < 2 || rv.Panels[0].Title != firingPanel || !strings.Contains(rv.Panels[0].URL, "viewPanel=panel-3") ||

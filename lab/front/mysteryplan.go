@@ -12,7 +12,7 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario"
 )
 
-// A mystery stages one pitfall of the catalog with its knobs and its load
+// A mystery runs one pitfall of the catalog with its knobs and its load
 // drawn at random, each within a range where the pitfall still shows
 // (docs/front-page.md, Mystery mode): a recipe per pitfall names the
 // catalog phase that shows it and the dials it turns.
@@ -41,7 +41,7 @@ type dial struct {
 	Also []string
 }
 
-// recipe is how a mystery stages one pitfall.
+// recipe is how a mystery runs one pitfall.
 type recipe struct {
 	Pitfall string   // the catalog's scenario
 	Phase   string   // its phase that shows the pitfall: the request, load and knobs start from it
@@ -61,7 +61,7 @@ func poolOf(lo, hi int) dial {
 	return dial{Name: "DB_MAX_CONNS", Kind: knobDial, Min: lo, Max: hi, Also: []string{"LIMIT", "WORKERS"}}
 }
 
-// recipes are the pitfalls a mystery stages. Each range keeps the pitfall
+// recipes are the pitfalls a mystery runs. Each range keeps the pitfall
 // in view at both ends, by the rule that names it: the offered load stays
 // above the pool's bound (pool / hold) by at least a third at the corner
 // nearest it, and the ratios a rule reads (the share of holds spent in
@@ -139,10 +139,10 @@ var recipes = []recipe{
 		{Name: "duration", Kind: loadDial, Min: 40, Max: 60, Unit: "s"}}},
 }
 
-// unstaged are the pitfalls the alerts name that no mystery stages: still
+// notRun are the pitfalls the alerts name that no mystery runs: still
 // answers to choose from. too-many-clients needs a connection limit the
 // running lab cannot set (scenario.InLab).
-var unstaged = []string{"too-many-clients"}
+var notRun = []string{"too-many-clients"}
 
 // mysteryQuick is how long a quick mystery's load runs against each
 // service.
@@ -158,9 +158,9 @@ type Setting struct {
 	Also []string `json:"also,omitempty"`
 }
 
-// staging is a mystery drawn: the scenario to run, the recipe and
+// plan is a mystery drawn: the scenario to run, the recipe and
 // catalog scenario it came from, and what was drawn.
-type staging struct {
+type plan struct {
 	Recipe   recipe
 	Base     scenario.Scenario
 	Scenario scenario.Scenario
@@ -168,19 +168,19 @@ type staging struct {
 }
 
 // draw picks one of candidates and its dials with rng, and builds the
-// scenario that stages it, named "mystery" throughout.
-func draw(rng *rand.Rand, candidates []recipe, catalog func(string) (scenario.Scenario, bool)) (staging, error) {
+// scenario that runs it, named "mystery" throughout.
+func draw(rng *rand.Rand, candidates []recipe, catalog func(string) (scenario.Scenario, bool)) (plan, error) {
 	if len(candidates) == 0 {
-		return staging{}, fmt.Errorf("no pitfall this lab can stage as a mystery")
+		return plan{}, fmt.Errorf("no pitfall this lab can run as a mystery")
 	}
 	r := candidates[rng.IntN(len(candidates))]
 	base, ok := catalog(r.Pitfall)
 	if !ok {
-		return staging{}, fmt.Errorf("the catalog has no %s", r.Pitfall)
+		return plan{}, fmt.Errorf("the catalog has no %s", r.Pitfall)
 	}
 	i := slices.IndexFunc(base.Phases, func(p scenario.Phase) bool { return p.Name == r.Phase })
 	if i < 0 || base.Phases[i].Load == nil || base.Phases[i].Request == nil {
-		return staging{}, fmt.Errorf("%s has no HTTP phase %q", base.Name, r.Phase)
+		return plan{}, fmt.Errorf("%s has no HTTP phase %q", base.Name, r.Phase)
 	}
 	p := base.Phases[i]
 	env := maps.Clone(base.Env)
@@ -194,10 +194,10 @@ func draw(rng *rand.Rand, candidates []recipe, catalog func(string) (scenario.Sc
 	}
 	u, err := url.Parse(req.Path)
 	if err != nil {
-		return staging{}, fmt.Errorf("%s, phase %s: path %q: %w", base.Name, p.Name, req.Path, err)
+		return plan{}, fmt.Errorf("%s, phase %s: path %q: %w", base.Name, p.Name, req.Path, err)
 	}
 	q := u.Query()
-	st := staging{Recipe: r, Base: base}
+	pl := plan{Recipe: r, Base: base}
 	for _, d := range r.Dials {
 		n := d.Min + rng.IntN(d.Max-d.Min+1)
 		v := d.format(n)
@@ -225,7 +225,7 @@ func draw(rng *rand.Rand, candidates []recipe, catalog func(string) (scenario.Sc
 			p.DBLatency = &l
 		case stopAfterDial, stopForDial:
 			if p.DBStop == nil {
-				return staging{}, fmt.Errorf("%s, phase %s: no db_stop to vary", base.Name, p.Name)
+				return plan{}, fmt.Errorf("%s, phase %s: no db_stop to vary", base.Name, p.Name)
 			}
 			ds := *p.DBStop
 			at := &ds.After
@@ -236,7 +236,7 @@ func draw(rng *rand.Rand, candidates []recipe, catalog func(string) (scenario.Sc
 			*at = scenario.Duration(time.Duration(n) * time.Second)
 			p.DBStop = &ds
 		}
-		st.Settings = append(st.Settings, set)
+		pl.Settings = append(pl.Settings, set)
 	}
 	u.RawQuery = q.Encode()
 	req.Path = u.String()
@@ -246,15 +246,15 @@ func draw(rng *rand.Rand, candidates []recipe, catalog func(string) (scenario.Sc
 	if targets == nil {
 		targets = base.Targets
 	}
-	st.Scenario = scenario.Scenario{Name: "mystery", Title: "which pitfall is this?",
+	pl.Scenario = scenario.Scenario{Name: "mystery", Title: "which pitfall is this?",
 		Reproduces: "a pitfall of the catalog, not named until it is answered",
 		Question:   "Which pitfall is this? Watch the page and the board, then answer.",
 		Targets:    slices.Clone(targets), Env: env, Phases: []scenario.Phase{p}, Panels: base.Panels,
 		Cluster: base.Cluster, QuickDuration: scenario.Duration(mysteryQuick)}
-	if err := st.Scenario.Validate(); err != nil {
-		return staging{}, fmt.Errorf("the mystery drawn from %s does not validate: %w", base.Name, err)
+	if err := pl.Scenario.Validate(); err != nil {
+		return plan{}, fmt.Errorf("the mystery drawn from %s does not validate: %w", base.Name, err)
 	}
-	return st, nil
+	return pl, nil
 }
 
 // format writes n in d's unit: 25ms, 10s, 512KiB, 40.

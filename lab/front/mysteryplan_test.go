@@ -18,7 +18,7 @@ import (
 
 // TestDrawStaysWithinTheRanges: from seeded sources, every draw is one of
 // the recipes, each dial within its range and applied to the scenario that
-// runs, which the lab can stage and which names no pitfall; over the draws
+// runs, which the lab can run and which names no pitfall; over the draws
 // every recipe comes up and every dial takes values other than the
 // catalog's. The same seed draws the same mystery.
 func TestDrawStaysWithinTheRanges(t *testing.T) {
@@ -36,19 +36,19 @@ func TestDrawStaysWithinTheRanges(t *testing.T) {
 	drawn := map[string]int{}
 	offCatalog := map[string]bool{} // pitfall/dial: a value the catalog does not use
 	for seed := range uint64(400) {
-		st, err := draw(rand.New(rand.NewPCG(seed, 1)), recipes, byName)
+		pl, err := draw(rand.New(rand.NewPCG(seed, 1)), recipes, byName)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		again, _ := draw(rand.New(rand.NewPCG(seed, 1)), recipes, byName)
-		if !reflect.DeepEqual(again.Settings, st.Settings) || again.Recipe.Pitfall != st.Recipe.Pitfall {
-			t.Fatalf("seed %d drew %s %v, then %s %v", seed, st.Recipe.Pitfall, st.Settings, again.Recipe.Pitfall, again.Settings)
+		if !reflect.DeepEqual(again.Settings, pl.Settings) || again.Recipe.Pitfall != pl.Recipe.Pitfall {
+			t.Fatalf("seed %d drew %s %v, then %s %v", seed, pl.Recipe.Pitfall, pl.Settings, again.Recipe.Pitfall, again.Settings)
 		}
-		name := st.Recipe.Pitfall
+		name := pl.Recipe.Pitfall
 		drawn[name]++
-		sc := st.Scenario
+		sc := pl.Scenario
 		if ok, why := scenario.InLab(sc); !ok {
-			t.Errorf("seed %d, %s: the lab cannot stage it: %s", seed, name, why)
+			t.Errorf("seed %d, %s: the lab cannot run it: %s", seed, name, why)
 		}
 		p := sc.Phases[0]
 		for _, text := range []string{sc.Name, sc.Title, sc.Question, sc.Reproduces, sc.Kind, p.Name, p.Note} {
@@ -59,12 +59,12 @@ func TestDrawStaysWithinTheRanges(t *testing.T) {
 		if len(sc.Phases) != 1 || p.Bound != nil || p.Continue || len(sc.Expect) != 0 {
 			t.Errorf("seed %d, %s: %d phases, bound %v, continue %v, %d expectations: want one phase of its own", seed, name, len(sc.Phases), p.Bound, p.Continue, len(sc.Expect))
 		}
-		if len(st.Settings) != len(st.Recipe.Dials) {
-			t.Fatalf("seed %d, %s: %d settings for %d dials", seed, name, len(st.Settings), len(st.Recipe.Dials))
+		if len(pl.Settings) != len(pl.Recipe.Dials) {
+			t.Fatalf("seed %d, %s: %d settings for %d dials", seed, name, len(pl.Settings), len(pl.Recipe.Dials))
 		}
 		q := mustQuery(t, p.Request.Path)
-		for i, d := range st.Recipe.Dials {
-			set := st.Settings[i]
+		for i, d := range pl.Recipe.Dials {
+			set := pl.Settings[i]
 			n, err := strconv.Atoi(strings.TrimSuffix(set.Value, d.Unit))
 			if err != nil || n < d.Min || n > d.Max {
 				t.Errorf("seed %d, %s: %s = %q, want %d to %d %s", seed, name, d.Name, set.Value, d.Min, d.Max, d.Unit)
@@ -145,7 +145,7 @@ func mustQuery(t *testing.T, path string) url.Values {
 
 // TestTheAnswersAreThePitfallsTheAlertsName: the answers a mystery offers
 // are exactly the pitfall labels of prometheus/rules/pitfalls.yml, and
-// each is staged by a recipe or said not to be.
+// each is run by a recipe or said not to be.
 func TestTheAnswersAreThePitfallsTheAlertsName(t *testing.T) {
 	data, err := os.ReadFile("../../prometheus/rules/pitfalls.yml")
 	if err != nil {
@@ -171,7 +171,7 @@ func TestTheAnswersAreThePitfallsTheAlertsName(t *testing.T) {
 		t.Errorf("answers %v, want the rules' pitfalls %v", slices.Sorted(maps.Keys(offered)), slices.Sorted(maps.Keys(named)))
 	}
 	for _, r := range recipes {
-		if slices.Contains(unstaged, r.Pitfall) {
+		if slices.Contains(notRun, r.Pitfall) {
 			t.Errorf("%s has a recipe and is said to have none", r.Pitfall)
 		}
 	}

@@ -34,7 +34,7 @@ type Run struct {
 	Number   int    `json:"number"`
 	Title    string `json:"title"`
 	Quick    bool   `json:"quick"`
-	// Mystery: a pitfall staged without its name (GET /api/mysteries/{id});
+	// Mystery: a pitfall run without its name (GET /api/mysteries/{id});
 	// until it is answered its log, error, verdicts and report are held back.
 	Mystery bool   `json:"mystery,omitempty"`
 	By      string `json:"by"` // the name given, or "someone at" the remote host

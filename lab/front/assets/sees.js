@@ -60,8 +60,8 @@ async function refreshSees() {
 // ---- mystery mode ----
 async function startMystery() {
   const r = await api("POST", "/api/mysteries", { quick: $("#quick").checked, by: $("#by").value });
-  if (!r.ok) { $("#mystery-msg").textContent = `Not staged: ${refusal(r)}`; return; }
-  $("#mystery-msg").textContent = "Staged. Watch the run below and the board, then answer.";
+  if (!r.ok) { $("#mystery-msg").textContent = `Not started: ${refusal(r)}`; return; }
+  $("#mystery-msg").textContent = "Started. Watch the run below and the board, then answer.";
   sees.shownReveal = "";
   showMystery(r.data);
   state.shown = r.data.id;
@@ -105,32 +105,32 @@ function showReveal(m) {
   const key = JSON.stringify([rv.diagnosed, m.run.state]);
   if (sees.shownReveal === key) return;
   sees.shownReveal = key;
-  const st = rv.staged;
-  const settings = el("tbody", {}, ...st.settings.map((s) => el("tr", {},
+  const ran = rv.ran;
+  const settings = el("tbody", {}, ...ran.settings.map((s) => el("tr", {},
     el("th", { scope: "row", text: s.name + (s.also ? ` (and ${s.also.join(", ")})` : "") }),
     el("td", { text: s.value }), el("td", { text: s.range }), el("td", { text: s.catalog || "not set" }))));
   const d = rv.diagnosed;
-  const named = d.findings.filter((f) => f.pitfall === st.pitfall).map((f) => f.service);
-  const others = d.findings.filter((f) => f.pitfall !== st.pitfall);
+  const named = d.findings.filter((f) => f.pitfall === ran.pitfall).map((f) => f.service);
+  const others = d.findings.filter((f) => f.pitfall !== ran.pitfall);
   let said;
   if (d.questions === 0) said = `The lab could not ask Prometheus during the run${d.error ? ": " + d.error : ""}.`;
-  else if (named.length) said = `The lab named ${st.pitfall} on ${named.join(", ")}` + (others.length ? `, and also ${others.map((f) => `${f.pitfall} on ${f.service}`).join(", ")}.` : ", and nothing else.");
-  else if (others.length) said = `The lab did not name ${st.pitfall}; it named ${others.map((f) => `${f.pitfall} on ${f.service}`).join(", ")}.`;
+  else if (named.length) said = `The lab named ${ran.pitfall} on ${named.join(", ")}` + (others.length ? `, and also ${others.map((f) => `${f.pitfall} on ${f.service}`).join(", ")}.` : ", and nothing else.");
+  else if (others.length) said = `The lab did not name ${ran.pitfall}; it named ${others.map((f) => `${f.pitfall} on ${f.service}`).join(", ")}.`;
   else said = `The lab named no pitfall during the run (${d.questions} readings)` + (m.run.quick ? ": a quick run is shorter than the alerts' windows (a minute) and their for (up to 15 s)." : ".");
   const live = m.run.state === "running" || m.run.state === "stopping";
   $("#mystery-reveal").hidden = false;
   $("#mystery-reveal").replaceChildren(
     el("p", { class: rv.correct ? "verdict-ok" : "verdict-bad", "data-correct": String(rv.correct),
-      text: rv.correct ? `Right: it was ${st.pitfall}.` : `Not ${rv.answer}: it was ${st.pitfall}.` }),
-    el("p", {}, el("strong", { text: st.title }), ". ", pageLinks(st.pitfall, st.page), "."),
-    el("h3", { text: "What was staged" }),
+      text: rv.correct ? `Right: it was ${ran.pitfall}.` : `Not ${rv.answer}: it was ${ran.pitfall}.` }),
+    el("p", {}, el("strong", { text: ran.title }), ". ", pageLinks(ran.pitfall, ran.page), "."),
+    el("h3", { text: "What ran" }),
     el("ul", {},
-      el("li", { text: st.targets.length > 1 ? `On ${st.targets.join(", ")}, one after the other.` : `On ${st.targets[0]}.` }),
-      el("li", { text: `Knobs: ${knobList(st.knobs)}.` }),
-      ...st.load.map((l) => el("li", { text: `Load: ${l}.` })),
-      ...st.db.map((x) => el("li", { text: `Database: ${x}.` }))),
+      el("li", { text: ran.targets.length > 1 ? `On ${ran.targets.join(", ")}, one after the other.` : `On ${ran.targets[0]}.` }),
+      el("li", { text: `Knobs: ${knobList(ran.knobs)}.` }),
+      ...ran.load.map((l) => el("li", { text: `Load: ${l}.` })),
+      ...ran.db.map((x) => el("li", { text: `Database: ${x}.` }))),
     el("table", { class: "settings" },
-      el("caption", { text: m.run.quick ? `Drawn at full size, within each range. This quick run divided the pools and the load by ${num(st.quick_factor || 1)} and ran a few seconds a service: the knobs and the load above are what ran.` : "Drawn at random within each range, beside the catalog's value." }),
+      el("caption", { text: m.run.quick ? `Drawn at full size, within each range. This quick run divided the pools and the load by ${num(ran.quick_factor || 1)} and ran a few seconds a service: the knobs and the load above are what ran.` : "Drawn at random within each range, beside the catalog's value." }),
       el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "drawn" }), el("th", { scope: "col", text: "value" }),
         el("th", { scope: "col", text: "range" }), el("th", { scope: "col", text: "the catalog's" }))), settings),
     el("h3", { text: "What the lab diagnosed" + (live ? " so far" : "") }),
