@@ -12,11 +12,10 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario"
 )
 
-// Mystery mode (docs/front-page.md): POST /api/mysteries runs a pitfall
-// drawn at random, with knobs and load drawn within its recipe's ranges,
-// as a run named "mystery"; the pitfall is kept on the server until
-// POST /api/mysteries/{id}/answer, which reveals what ran, what the
-// lab diagnosed during the run, and the board's panels on its range.
+// Mystery mode (docs/front-page.md): POST /api/mysteries runs a pitfall drawn
+// at random, knobs and load within its recipe's ranges, as a run named
+// "mystery"; the server keeps the pitfall until POST /api/mysteries/{id}/answer
+// reveals what ran, what the lab diagnosed, and the board's panels on its range.
 
 // mysteryPoll is how often the lab asks Prometheus what it sees while a
 // mystery runs: the pitfall rules are evaluated every 5 s.
