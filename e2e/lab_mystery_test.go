@@ -39,6 +39,10 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 			t.Fatal(err)
 		}
 	}
+	// The button is disabled while the page sees a run in progress (it
+	// polls, so it may still see the last one): a press then does nothing.
+	wait("the page to see no run in progress and enable Run a mystery",
+		`state.current === null && !document.querySelector("#mystery-start").disabled`, 30*time.Second)
 	press(`document.querySelector("#mystery-start").click()`)
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.querySelector("#mystery-msg").textContent !== ""`,
 		chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(100*time.Millisecond))); err != nil {
