@@ -292,10 +292,10 @@ lab-test: ## the compose lab for real (Docker): up --build, every in-the-lab sce
 	$(GO) test -tags composelab -count=1 -v -timeout 120m -run '^TestComposeLab$$' ./e2e/composelab/
 
 # Which pitfall the alerts name, in the compose lab (e2e/composelab,
-# TestDiagnosis): every pitfall staged on every model where the catalog
+# TestDiagnosis): every pitfall run on every model where the catalog
 # says it shows, background load alone and a busy healthy load, the
 # report written to DIAGNOSIS_OUT (docs/results/diagnosis). The defaults
-# stage every model where each pitfall shows, after 30 min of background
+# run each pitfall on every model where it shows, after 30 min of background
 # load alone (not yet run in full); the committed report is a shorter one
 # (one model per pitfall, 2 min of background load alone: about 35 min).
 DIAGNOSIS_MODELS ?= showing
@@ -304,7 +304,7 @@ DIAGNOSIS_PHASE  ?= 60s
 DIAGNOSIS_BUSY   ?= 90s
 DIAGNOSIS_OUT    ?= $(CURDIR)/docs/results/diagnosis
 .PHONY: lab-diagnosis
-lab-diagnosis: ## stage every pitfall in the compose lab and report which alerts named it, when, and the false alarms (docs/results/diagnosis)
+lab-diagnosis: ## run every pitfall in the compose lab and report which alerts named it, when, and the false alarms (docs/results/diagnosis)
 	./.ci/labimages
 	DIAGNOSIS_MODELS=$(DIAGNOSIS_MODELS) DIAGNOSIS_CALM=$(DIAGNOSIS_CALM) DIAGNOSIS_PHASE=$(DIAGNOSIS_PHASE) \
 	DIAGNOSIS_BUSY=$(DIAGNOSIS_BUSY) DIAGNOSIS_OUT=$(DIAGNOSIS_OUT) \

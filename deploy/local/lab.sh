@@ -129,7 +129,7 @@ ready() {
 }
 
 # The database proxy (compose's profile dbproxy): db-latency and db-restart
-# stage their faults there.
+# set their faults there.
 start dbproxy "$bin/lab" dbproxy -listen "$host:5434" -upstream "$upstream" -control "$host:9094"
 ready dbproxy "http://$host:9094/healthz"
 

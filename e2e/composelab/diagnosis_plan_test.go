@@ -17,25 +17,25 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
-// pitfallPlan is how TestDiagnosis stages one pitfall: the catalog
-// scenario's phase that stages it, and the models where the catalog's
+// pitfallPlan is how TestDiagnosis runs one pitfall: the catalog
+// scenario's phase that runs it, and the models where the catalog's
 // expectations say it shows (its other models run that phase's fix).
 type pitfallPlan struct {
 	pitfall, phase string
 	shows          []string
 	// proxy: the phase needs the lab's database proxy (compose profile
 	// dbproxy); its latency or outage reaches every service, so alerts on
-	// the others are the staging's too.
+	// the others are the run's too.
 	proxy bool
 	// unproven, by model: why the diagonal is not held there.
 	unproven map[string]string
-	// also, by model: pitfalls the staging holds besides its own, and why.
+	// also, by model: pitfalls the run holds besides its own, and why.
 	also    map[string][]string
 	alsoWhy string
 }
 
 // pitfallPlans: the catalog's pitfalls, in its order, but
-// too-many-clients, which docs/lab.md's recipe stages (tooManyClients).
+// too-many-clients, which docs/lab.md's recipe runs (tooManyClients).
 var pitfallPlans = []pitfallPlan{
 	// unbounded: "pool waits dominate latency"; the semaphore keeps the
 	// pool busy with no acquire starved, the pipeline batches.
@@ -85,18 +85,18 @@ var pitfallPlans = []pitfallPlan{
 	{pitfall: "db-restart", phase: "stop-5s", shows: modelNames, proxy: true},
 }
 
-// stagingTask is one pitfall to stage on one model.
-type stagingTask struct {
+// runTask is one pitfall to run on one model.
+type runTask struct {
 	plan  pitfallPlan
 	model string
 }
 
-// tasksOf lists the stagings: every model where the pitfall shows
-// ("showing"), or one of them ("one": the one staged least so far, so
+// tasksOf lists the pitfall runs: every model where the pitfall shows
+// ("showing"), or one of them ("one": the one that ran fewest so far, so
 // that the three share the run). They are taken so that a model rests
-// while the next one is staged.
-func tasksOf(models string, proxy bool) []stagingTask {
-	var pending []stagingTask
+// while the next one runs.
+func tasksOf(models string, proxy bool) []runTask {
+	var pending []runTask
 	picked := map[string]int{}
 	for _, p := range pitfallPlans {
 		if p.proxy != proxy {
@@ -109,13 +109,13 @@ func tasksOf(models string, proxy bool) []stagingTask {
 		}
 		for _, m := range shows {
 			picked[m]++
-			pending = append(pending, stagingTask{p, m})
+			pending = append(pending, runTask{p, m})
 		}
 	}
-	var out []stagingTask
+	var out []runTask
 	last := ""
 	for len(pending) > 0 {
-		i := slices.IndexFunc(pending, func(t stagingTask) bool { return t.model != last })
+		i := slices.IndexFunc(pending, func(t runTask) bool { return t.model != last })
 		if i < 0 {
 			i = 0
 		}
@@ -126,7 +126,7 @@ func tasksOf(models string, proxy bool) []stagingTask {
 	return out
 }
 
-// variantOf is the catalog scenario's phase that stages p, alone, on one
+// variantOf is the catalog scenario's phase that runs p, alone, on one
 // model, with its load lasting at least load: the knobs of the phases it
 // continues merged into its own, a burst turned into as many clients
 // sending for load (the same queue, held), a db_stop kept as it is.
@@ -212,7 +212,7 @@ func writeVariant(dir, name string, s scenario.Scenario) (string, error) {
 	return "/diag/" + name + ".yaml", nil
 }
 
-// howOf says what a variant stages, in words, for the report.
+// howOf says what a variant runs, in words, for the report.
 func howOf(s scenario.Scenario) string {
 	ph := s.Phases[0]
 	l := ph.Load

@@ -15,7 +15,7 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
-// TestDiagnosis stages every pitfall of the catalog in the compose lab
+// TestDiagnosis runs every pitfall of the catalog in the compose lab
 // (too-many-clients as docs/lab.md's recipe does), each on every model
 // where the catalog says it shows, after background load alone on that
 // model, and records which pitfall alerts Prometheus names, on which
@@ -28,8 +28,8 @@ import (
 //
 // `make lab-diagnosis` runs it; its variables size the run:
 // DIAGNOSIS_MODELS (showing, or one: one model per pitfall),
-// DIAGNOSIS_CALM (the background load alone before the stagings),
-// DIAGNOSIS_PHASE (each staged phase's load, at least), DIAGNOSIS_BUSY
+// DIAGNOSIS_CALM (the background load alone before the pitfall runs),
+// DIAGNOSIS_PHASE (the load of each phase that runs a pitfall, at least), DIAGNOSIS_BUSY
 // (each model's busy healthy load), DIAGNOSIS_OUT (where the report goes;
 // none: the test's log only).
 func TestDiagnosis(t *testing.T) {
@@ -70,14 +70,14 @@ func TestDiagnosis(t *testing.T) {
 		d.busy(m)
 	}
 	for _, task := range tasksOf(set.Models, false) {
-		d.stage(task)
+		d.runPitfall(task)
 	}
 	d.settle("the dbproxy recipe of docs/lab-scenarios.md", func() {
 		checkDocRecipe(t)
 		l.must(t, 20*time.Minute, []string{"LAB_DATABASE_URL=" + proxyURL}, nil, "--profile", "dbproxy", "up", "--build", "-d", "--wait")
 	})
 	for _, task := range tasksOf(set.Models, true) {
-		d.stage(task)
+		d.runPitfall(task)
 	}
 	d.settle("the lab back on postgres:5432", func() {
 		l.must(t, 10*time.Minute, nil, nil, "up", "-d", "--wait")
@@ -101,7 +101,7 @@ func TestDiagnosis(t *testing.T) {
 }
 
 // diagnosis is TestDiagnosis's state: the lab, the alerts watched, the
-// report being written, and when each service's last staging ended.
+// report being written, and when each service's last pitfall run ended.
 type diagnosis struct {
 	t        *testing.T
 	l        *composeLab
@@ -118,7 +118,7 @@ type diagnosis struct {
 // rules' windows) and until no pitfall alert is active: a window of kind
 // settle on every service, whose alerts are reported, not judged.
 func (d *diagnosis) settle(what string, fn func()) {
-	// The stagings before it are read to the end of their windows first.
+	// The pitfall runs before it are read to the end of their windows first.
 	d.rest(modelNames)
 	from := time.Now().UTC()
 	fn()
@@ -149,7 +149,7 @@ func (d *diagnosis) quiet(services []string, notBefore time.Time) {
 }
 
 // rest waits until each of services has had 30 s of background load
-// alone since its last staging's window, and no pitfall alert is active
+// alone since its last pitfall run's window, and no pitfall alert is active
 // on it.
 func (d *diagnosis) rest(services []string) {
 	var notBefore time.Time
@@ -265,10 +265,10 @@ func (d *diagnosis) write() {
 	d.t.Logf("wrote %s.json and .md", stamp)
 }
 
-// judge fails the test for every staging held to the diagonal that
+// judge fails the test for every pitfall run held to the diagonal that
 // missed it, and for every false alarm.
 func (d *diagnosis) judge() {
-	for _, s := range d.r.Stagings {
+	for _, s := range d.r.Runs {
 		if v := s.verdict(); v != "met" && s.Unproven == "" {
 			d.t.Errorf("%s on %s: %s (target: named within %s, nothing else named); seen: %s", s.Pitfall, s.Model, v, detectWithin, namedCell(s))
 		}

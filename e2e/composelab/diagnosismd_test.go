@@ -22,19 +22,19 @@ func renderDiagnosis(r diagnosisReport) string {
 	if r.Settings.Models == "one" {
 		which = "one model where the catalog says it shows (the three taken in turn)"
 	}
-	p("Each pitfall was staged on %s, after background load alone on that model, "+
+	p("Each pitfall ran on %s, after background load alone on that model, "+
 		"with its phase's load for %.0f s; the pitfall alerts of `prometheus/rules/pitfalls.yml` were read every %.0f s through `lab diagnose`'s "+
-		"client (%d asks, %d failed). A staging's window runs from its command's start to %.0f s after its phase; "+
-		"an alert belongs to the window it became active in. Target: the staged pitfall named within %.0f s of its phase's start, "+
+		"client (%d asks, %d failed). A pitfall run's window lasts from its command's start to %.0f s after its phase; "+
+		"an alert belongs to the window it became active in. Target: each pitfall named within %.0f s of its phase's start, "+
 		"no other pitfall named on that model, and no pitfall named under background load alone or a busy healthy load.\n\n",
 		which, r.Settings.PhaseSeconds, r.PollSeconds, r.Polls, r.PollErrors, r.Settings.TailSeconds, r.Settings.TargetSeconds)
 
-	p("## Confusion matrix\n\nRows: the pitfall staged; columns: the pitfalls named (firing) on the model it was staged on, " +
+	p("## Confusion matrix\n\nRows: the pitfall that ran; columns: the pitfalls named (firing) on the model it ran on, " +
 		"or none; a cell lists those models (U unbounded, S semaphore, P pipeline).\n\n")
-	p("| staged | %s | none |\n|---|%s---|\n", strings.Join(r.Pitfalls, " | "), strings.Repeat("---|", len(r.Pitfalls)))
-	for _, pf := range stagedPitfalls(r) {
+	p("| ran | %s | none |\n|---|%s---|\n", strings.Join(r.Pitfalls, " | "), strings.Repeat("---|", len(r.Pitfalls)))
+	for _, pf := range ranPitfalls(r) {
 		cells := make([]string, len(r.Pitfalls)+1)
-		for _, s := range r.Stagings {
+		for _, s := range r.Runs {
 			if s.Pitfall != pf {
 				continue
 			}
@@ -51,11 +51,11 @@ func renderDiagnosis(r diagnosisReport) string {
 		p("| %s | %s |\n", pf, strings.Join(cells, " | "))
 	}
 
-	p("\n## Time to detect\n\nFrom the phase's start (the runner's report) to the first ask that found the staged pitfall firing " +
-		"on the model; · where the catalog says it does not show.\n\n| pitfall | unbounded | semaphore | pipeline |\n|---|---:|---:|---:|\n")
-	for _, pf := range stagedPitfalls(r) {
+	p("\n## Time to detect\n\nFrom the phase's start (the runner's report) to the first ask that found the pitfall firing " +
+		"on the model it ran on; · where the catalog says it does not show.\n\n| pitfall | unbounded | semaphore | pipeline |\n|---|---:|---:|---:|\n")
+	for _, pf := range ranPitfalls(r) {
 		cells := []string{"·", "·", "·"}
-		for _, s := range r.Stagings {
+		for _, s := range r.Runs {
 			if i := slices.Index(modelNames, s.Model); s.Pitfall == pf && i >= 0 {
 				cells[i] = detectCell(s)
 			}
@@ -63,18 +63,18 @@ func renderDiagnosis(r diagnosisReport) string {
 		p("| %s | %s |\n", pf, strings.Join(cells, " | "))
 	}
 
-	p("\n## Stagings\n\n| pitfall | model | phase | started (UTC) | verdict | named, s after the phase's start |\n|---|---|---|---|---|---|\n")
-	for _, s := range r.Stagings {
+	p("\n## Pitfall runs\n\n| pitfall | model | phase | started (UTC) | verdict | named, s after the phase's start |\n|---|---|---|---|---|---|\n")
+	for _, s := range r.Runs {
 		p("| %s | %s | %s | %s | %s | %s |\n", s.Pitfall, s.Model, s.Phase, s.PhaseStart.UTC().Format("15:04:05"), s.verdict(), namedCell(s))
 	}
 
-	for _, s := range r.Stagings {
+	for _, s := range r.Runs {
 		if s.Failed != "" {
 			p("\n%s on %s did not run to its end: %s\n", s.Pitfall, s.Model, s.Failed)
 		}
 	}
 
-	p("\n## False alarms\n\nPitfall alerts firing under background load alone (calm: a service's time outside every staging's "+
+	p("\n## False alarms\n\nPitfall alerts firing under background load alone (calm: a service's time outside every pitfall run's "+
 		"window, the lab not being recreated) and under a busy healthy load (busy: %s).\n\n| window | service | observed | pitfall alerts firing |\n|---|---|---:|---:|\n",
 		busyNote(r))
 	for _, kind := range []string{"calm", "busy"} {
@@ -107,10 +107,10 @@ func renderDiagnosis(r diagnosisReport) string {
 		p("\nWhile the lab was recreated (the database proxy in, Postgres restarted with another limit), not counted: %s.\n", strings.Join(settle, "; "))
 	}
 
-	if slices.ContainsFunc(r.Stagings, func(s staging) bool { return s.Unproven != "" }) {
-		p("\n## Not held to the diagonal\n\nStagings the test does not hold to the target: the pitfall did not reach the model, " +
+	if slices.ContainsFunc(r.Runs, func(s pitfallRun) bool { return s.Unproven != "" }) {
+		p("\n## Not held to the diagonal\n\nPitfall runs the test does not hold to the target: the pitfall did not reach the model, " +
 			"or the signals that exist do not name it there.\n\n")
-		for _, s := range r.Stagings {
+		for _, s := range r.Runs {
 			if s.Unproven != "" {
 				p("- **%s on %s**: %s Seen: %s.\n", s.Pitfall, s.Model, s.Unproven, seenText(s))
 			}
@@ -118,20 +118,20 @@ func renderDiagnosis(r diagnosisReport) string {
 	}
 
 	p("\n## Where the catalog says each shows\n\n")
-	for _, s := range r.Stagings {
+	for _, s := range r.Runs {
 		p("- %s on %s (%s, phase %s): %s %s\n", s.Pitfall, s.Model, s.Scenario, s.Phase, s.How, strings.TrimSpace(s.CatalogSays))
-		if len(s.AlsoStaged) > 0 {
-			p("  Also staged, so not counted as misnamed: %s (%s)\n", strings.Join(s.AlsoStaged, ", "), s.AlsoWhy)
+		if len(s.AlsoRan) > 0 {
+			p("  Also ran, so not counted as misnamed: %s (%s)\n", strings.Join(s.AlsoRan, ", "), s.AlsoWhy)
 		}
 	}
 	return b.String()
 }
 
-// stagedPitfalls are the pitfalls staged, in the order of r.Pitfalls
+// ranPitfalls are the pitfalls that ran, in the order of r.Pitfalls
 // (the catalog's).
-func stagedPitfalls(r diagnosisReport) []string {
+func ranPitfalls(r diagnosisReport) []string {
 	var out []string
-	for _, s := range r.Stagings {
+	for _, s := range r.Runs {
 		if !slices.Contains(out, s.Pitfall) {
 			out = append(out, s.Pitfall)
 		}
@@ -152,7 +152,7 @@ func initial(model string) string {
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.0f s", d.Seconds()) }
 
-func detectCell(s staging) string {
+func detectCell(s pitfallRun) string {
 	d, ok := s.detected()
 	switch {
 	case !ok:
@@ -163,9 +163,9 @@ func detectCell(s staging) string {
 	return secs(d)
 }
 
-// namedCell lists every pitfall seen on the staging's services, with when
+// namedCell lists every pitfall seen on the pitfall run's services, with when
 // it fired (or "pending" when it never did).
-func namedCell(s staging) string {
+func namedCell(s pitfallRun) string {
 	var parts []string
 	for _, a := range s.Alerts {
 		when := "pending only"
@@ -184,7 +184,7 @@ func namedCell(s staging) string {
 	return strings.Join(parts, "; ")
 }
 
-func seenText(s staging) string {
+func seenText(s pitfallRun) string {
 	var parts []string
 	for _, a := range s.Alerts {
 		if a.Service == s.Model {

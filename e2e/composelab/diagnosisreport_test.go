@@ -15,13 +15,13 @@ import (
 )
 
 // diagnosisSchema names the report's layout.
-const diagnosisSchema = "orderlab.diagnosis/v1"
+const diagnosisSchema = "orderlab.diagnosis/v2"
 
-// detectWithin is the target: a staged pitfall is named within this long
+// detectWithin is the target: a pitfall that runs is named within this long
 // of its phase's start.
 const detectWithin = 60 * time.Second
 
-// diagnosisReport is one run of TestDiagnosis: every staging, every
+// diagnosisReport is one run of TestDiagnosis: every pitfall run, every
 // window of background load alone or of a busy healthy load, and every
 // pitfall alert Prometheus had pending or firing meanwhile.
 type diagnosisReport struct {
@@ -35,13 +35,13 @@ type diagnosisReport struct {
 	Settings    diagnosisSettings `json:"settings"`
 	// Pitfalls are the pitfall labels of the alerting rules Prometheus
 	// loaded, in the catalog's order: the matrix's columns.
-	Pitfalls []string  `json:"pitfalls"`
-	Stagings []staging `json:"stagings"`
+	Pitfalls []string     `json:"pitfalls"`
+	Runs     []pitfallRun `json:"runs"`
 	// Windows are the time each service spent under background load alone
 	// (calm), under a busy healthy load (busy), or while the lab was
-	// recreated (settle); a staging's own window is in Stagings.
+	// recreated (settle); a pitfall run's own window is in Runs.
 	Windows []window `json:"windows"`
-	// Alerts are the pitfall alerts seen outside every staging's window:
+	// Alerts are the pitfall alerts seen outside every pitfall run's window:
 	// each with the window it fell in (During), or none.
 	Alerts []alertSeen `json:"alerts"`
 	// PollSeconds is how often Prometheus was asked (lab diagnose's
@@ -52,16 +52,16 @@ type diagnosisReport struct {
 }
 
 type diagnosisSettings struct {
-	// PhaseSeconds: the staged phase's load (the catalog's, made longer
+	// PhaseSeconds: the load of the phase that runs the pitfall (the catalog's, made longer
 	// when shorter: a rule reads 1-minute rates).
 	PhaseSeconds float64 `json:"phase_seconds"`
 	// CalmSeconds: the interval of background load alone before the first
-	// staging, every service at once.
+	// pitfall run, every service at once.
 	CalmSeconds float64 `json:"calm_seconds"`
 	// BusySeconds: each service's busy healthy load.
 	BusySeconds float64 `json:"busy_seconds"`
 	// TailSeconds: how long after its phase an alert still counts as the
-	// staging's (its rule's windows still hold the phase).
+	// pitfall run's (its rule's windows still hold the phase).
 	TailSeconds float64 `json:"tail_seconds"`
 	// Models: "showing" (every model where the catalog says the pitfall
 	// shows) or "one" (one of them, spread over the three: CI's shorter
@@ -70,20 +70,20 @@ type diagnosisSettings struct {
 	TargetSeconds float64 `json:"target_seconds"`
 }
 
-// staging is one pitfall staged on one model.
-type staging struct {
+// pitfallRun is one pitfall run on one model.
+type pitfallRun struct {
 	Pitfall  string `json:"pitfall"`
 	Model    string `json:"model"`
 	Scenario string `json:"scenario"` // the catalog scenario
-	Phase    string `json:"phase"`    // its phase that stages the pitfall
+	Phase    string `json:"phase"`    // its phase that runs the pitfall
 	How      string `json:"how"`      // the command, in words
 	// CatalogSays is the catalog's expectation of the phase on the model:
 	// why the pitfall is expected to show there.
 	CatalogSays string `json:"catalog_says"`
-	// Affects are the services the staging changes besides the model
+	// Affects are the services the run changes besides the model
 	// (the database's outage reaches every service).
 	Affects []string `json:"affects,omitempty"`
-	// From is when the staging began (the command started); PhaseStart is
+	// From is when the run began (the command started); PhaseStart is
 	// the load's start as the runner's report gives it, PhaseSeconds its
 	// length; the window ends TailSeconds after the phase.
 	From         time.Time `json:"from"`
@@ -93,20 +93,20 @@ type staging struct {
 	// Alerts are the pitfall alerts on the model (and on Affects) that
 	// became active within the window.
 	Alerts []alertSeen `json:"alerts"`
-	// AlsoStaged are pitfalls the catalog's staging holds besides its own
+	// AlsoRan are pitfalls the catalog's phase holds besides its own
 	// (per-request-memory's load starves unbounded's pool), with why: they
 	// are not counted as misnamed.
-	AlsoStaged []string `json:"also_staged,omitempty"`
-	AlsoWhy    string   `json:"also_why,omitempty"`
-	// Failed says why the staging did not run to its end.
+	AlsoRan []string `json:"also_ran,omitempty"`
+	AlsoWhy string   `json:"also_why,omitempty"`
+	// Failed says why the run did not get to its end.
 	Failed string `json:"failed,omitempty"`
-	// Unproven says why the diagonal is not held for this staging: the
+	// Unproven says why the diagonal is not held for this run: the
 	// signals that exist cannot tell it apart (docs/pitfall-alerts.md);
 	// the report shows the figures.
 	Unproven string `json:"unproven,omitempty"`
 }
 
-// window is a stretch of one service's time that is not a staging's.
+// window is a stretch of one service's time that is not a pitfall run's.
 type window struct {
 	Kind    string    `json:"kind"` // calm, busy or settle
 	Service string    `json:"service"`
@@ -130,7 +130,7 @@ type alertSeen struct {
 }
 
 // named are the pitfalls named (firing) on the model in s's window.
-func (s staging) named() []string {
+func (s pitfallRun) named() []string {
 	var out []string
 	for _, a := range s.Alerts {
 		if a.Firing != nil && a.Service == s.Model && !slices.Contains(out, a.Pitfall) {
@@ -143,7 +143,7 @@ func (s staging) named() []string {
 
 // detected is how long after the phase's start s's own pitfall was first
 // seen firing on the model; false when it was not.
-func (s staging) detected() (time.Duration, bool) {
+func (s pitfallRun) detected() (time.Duration, bool) {
 	var first *time.Time
 	for _, a := range s.Alerts {
 		if a.Pitfall == s.Pitfall && a.Service == s.Model && a.Firing != nil && (first == nil || a.Firing.Before(*first)) {
@@ -157,19 +157,19 @@ func (s staging) detected() (time.Duration, bool) {
 }
 
 // misnamed are the other pitfalls named on the model, but those the
-// staging also holds.
-func (s staging) misnamed() []string {
-	return slices.DeleteFunc(s.named(), func(p string) bool { return p == s.Pitfall || slices.Contains(s.AlsoStaged, p) })
+// run also holds.
+func (s pitfallRun) misnamed() []string {
+	return slices.DeleteFunc(s.named(), func(p string) bool { return p == s.Pitfall || slices.Contains(s.AlsoRan, p) })
 }
 
-// verdict is the staging's outcome against the target: met, or what
+// verdict is the run's outcome against the target: met, or what
 // missed it.
-func (s staging) verdict() string {
+func (s pitfallRun) verdict() string {
 	d, ok := s.detected()
 	other := s.misnamed()
 	switch {
 	case s.Failed != "":
-		return "staging failed"
+		return "run failed"
 	case !ok && len(other) == 0:
 		return "not named"
 	case !ok:
@@ -216,10 +216,10 @@ func join(ss []string) string {
 	return out
 }
 
-// TestStagingVerdicts: a staging is met when its own pitfall fires on its
+// TestPitfallRunVerdicts: a pitfall run is met when its own pitfall fires on its
 // model within the target and no other does there; alerts on other
 // services and pending ones name nothing.
-func TestStagingVerdicts(t *testing.T) {
+func TestPitfallRunVerdicts(t *testing.T) {
 	start := time.Date(2026, 12, 6, 14, 0, 0, 0, time.UTC)
 	at := func(s int) *time.Time { v := start.Add(time.Duration(s) * time.Second); return &v }
 	alert := func(pitfall, service string, firing *time.Time) alertSeen {
@@ -238,13 +238,13 @@ func TestStagingVerdicts(t *testing.T) {
 		{"another service's", []alertSeen{alert("pool-starvation", "semaphore", at(20))}, "not named", "not named"},
 		{"another pitfall", []alertSeen{alert("db-latency", "unbounded", at(30))}, "named db-latency instead", "not named"},
 		{"its own and another", []alertSeen{alert("pool-starvation", "unbounded", at(30)), alert("nested-acquire", "unbounded", at(50))}, "also named nested-acquire", "30 s"},
-		{"one the staging also holds", []alertSeen{alert("pool-starvation", "unbounded", at(30)), alert("per-request-memory", "unbounded", at(20))}, "met", "30 s"},
+		{"one the run also holds", []alertSeen{alert("pool-starvation", "unbounded", at(30)), alert("per-request-memory", "unbounded", at(20))}, "met", "30 s"},
 		{"another, pending only", []alertSeen{alert("pool-starvation", "unbounded", at(30)), alert("nested-acquire", "unbounded", nil)}, "met", "30 s"},
 	}
 	for _, c := range cases {
-		s := staging{Pitfall: "pool-starvation", Model: "unbounded", PhaseStart: start, Alerts: c.alerts}
-		if c.name == "one the staging also holds" {
-			s.AlsoStaged = []string{"per-request-memory"}
+		s := pitfallRun{Pitfall: "pool-starvation", Model: "unbounded", PhaseStart: start, Alerts: c.alerts}
+		if c.name == "one the run also holds" {
+			s.AlsoRan = []string{"per-request-memory"}
 		}
 		if got := s.verdict(); got != c.want {
 			t.Errorf("%s: verdict %q, want %q", c.name, got, c.want)

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.IgnoreTopFunction(
 
 // The control API in front of a proxy to the real Postgres: latency per
 // round trip, down (refused), and healthy again.
-func TestControlAPIStagesTheFaults(t *testing.T) {
+func TestControlAPISetsTheFaults(t *testing.T) {
 	u, err := url.Parse(pgtest.BaseURL())
 	if err != nil {
 		t.Fatal(err)

@@ -19,10 +19,10 @@ import (
 	"github.com/orderlab/orderlab/loadtest/report"
 )
 
-// stage runs one pitfall on one model, as `docker compose run --rm lab
+// runPitfall runs one pitfall on one model, as `docker compose run --rm lab
 // scenario FILE` of its catalog phase alone (variantOf), and records the
 // phase's start and length from the runner's report.
-func (d *diagnosis) stage(task stagingTask) {
+func (d *diagnosis) runPitfall(task runTask) {
 	t := d.t
 	affects := []string{task.model}
 	if task.plan.proxy {
@@ -46,23 +46,23 @@ func (d *diagnosis) stage(task stagingTask) {
 	defer cancel()
 	args := []string{"run", "--rm", "-v", d.dir + ":/diag", "lab", "scenario", file, "-out", "/diag/" + name}
 	out, err := d.l.run(ctx, nil, args...)
-	st := staging{
+	st := pitfallRun{
 		Pitfall: task.plan.pitfall, Model: task.model, Scenario: task.plan.pitfall, Phase: task.plan.phase,
 		How: howOf(s), CatalogSays: says, From: from, Unproven: task.plan.unproven[task.model],
 		PhaseStart: from, PhaseSeconds: d.set.PhaseSeconds,
 	}
 	if also := task.plan.also[task.model]; len(also) > 0 {
-		st.AlsoStaged, st.AlsoWhy = also, task.plan.alsoWhy
+		st.AlsoRan, st.AlsoWhy = also, task.plan.alsoWhy
 	}
 	// Exit 1 is a missed expectation of the runner's (the variant has
-	// none); anything else is a staging that did not run to its end: the
+	// none); anything else is a run that did not get to its end: the
 	// test fails, and goes on, so that the report has the others.
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
 		st.Failed = fmt.Sprintf("docker compose %s: %v: %s", strings.Join(args, " "), err, lastLine(out))
 		t.Errorf("%s\n%s%s", st.Failed, tail(out, 40), d.l.logs(append([]string{"lab"}, modelNames...)...))
 	}
-	knobsBack(t, d.l, before, "staging "+name)
+	knobsBack(t, d.l, before, "run "+name)
 	if run, ok := readRun(filepath.Join(d.dir, name)); ok {
 		st.PhaseStart, st.PhaseSeconds = run.StartedAt.UTC(), run.ElapsedSeconds
 	} else if st.Failed == "" {
@@ -77,9 +77,9 @@ func (d *diagnosis) stage(task stagingTask) {
 }
 
 // add closes st's window TailSeconds after its phase and records it.
-func (d *diagnosis) add(st staging, services []string) {
+func (d *diagnosis) add(st pitfallRun, services []string) {
 	st.To = st.PhaseStart.Add(time.Duration((st.PhaseSeconds + d.set.TailSeconds) * float64(time.Second)))
-	d.r.Stagings = append(d.r.Stagings, st)
+	d.r.Runs = append(d.r.Runs, st)
 	for _, s := range services {
 		if st.To.After(d.lastEnd[s]) {
 			d.lastEnd[s] = st.To
@@ -138,7 +138,7 @@ const (
 	tmcLoad = `docker compose run --rm -d loadtest open -allow-remote -rate 300 -c 300 -d 60s -method POST "http://$s:8080/orders?db_delay=50ms"`
 )
 
-// tooManyClients stages too-many-clients as docs/lab.md does: Postgres
+// tooManyClients runs too-many-clients as docs/lab.md does: Postgres
 // started with room for 50 connections, the three services loaded at
 // once (each run in the foreground here, so that its report can be read).
 func (d *diagnosis) tooManyClients() {
@@ -170,7 +170,7 @@ func (d *diagnosis) tooManyClients() {
 		t.Fatal(err)
 	}
 	for i, m := range modelNames {
-		st := staging{
+		st := pitfallRun{
 			Pitfall: "too-many-clients", Model: m, Scenario: "too-many-clients", Phase: "docs/lab.md's recipe",
 			How:         "`" + tmcUp + "`, then on the three services at once `" + tmcLoad + "` (in the foreground, with -json).",
 			CatalogSays: "connections beyond the limit are refused (FATAL 53300); the requests that needed one are answered 503 database-unavailable (docs/lab.md: `unavailable` climbs in whichever services asked for a connection after the server was full)",
@@ -187,24 +187,24 @@ func (d *diagnosis) tooManyClients() {
 	}
 }
 
-// attribute puts every alert in the staging whose window it became active
+// attribute puts every alert in the pitfall run whose window it became active
 // in (on its model first, else on a service it affects), or else in the
 // window of its service it fell in; and fills each service's time outside
 // every window, from calmFrom to end, with calm windows.
 func (d *diagnosis) attribute(alerts []alertSeen, end time.Time) {
-	// A staging's window ends where the lab is recreated after it: what
+	// A pitfall run's window ends where the lab is recreated after it: what
 	// fires then is the recreation's.
-	for i, s := range d.r.Stagings {
+	for i, s := range d.r.Runs {
 		for _, w := range d.r.Windows {
 			if w.Kind == "settle" && w.Service == s.Model && w.From.After(s.From) && w.From.Before(s.To) {
-				d.r.Stagings[i].To = w.From
+				d.r.Runs[i].To = w.From
 				s.To = w.From
 			}
 		}
 	}
 	for _, m := range modelNames {
 		var taken [][2]time.Time
-		for _, s := range d.r.Stagings {
+		for _, s := range d.r.Runs {
 			if s.Model == m || slices.Contains(s.Affects, m) {
 				taken = append(taken, [2]time.Time{s.From, s.To})
 			}
@@ -231,12 +231,12 @@ func (d *diagnosis) attribute(alerts []alertSeen, end time.Time) {
 	slices.SortStableFunc(d.r.Windows, func(a, b window) int { return a.From.Compare(b.From) })
 	in := func(a alertSeen, from, to time.Time) bool { return !a.ActiveAt.Before(from) && !a.ActiveAt.After(to) }
 	for _, a := range alerts {
-		i := slices.IndexFunc(d.r.Stagings, func(s staging) bool { return s.Model == a.Service && in(a, s.From, s.To) })
+		i := slices.IndexFunc(d.r.Runs, func(s pitfallRun) bool { return s.Model == a.Service && in(a, s.From, s.To) })
 		if i < 0 {
-			i = slices.IndexFunc(d.r.Stagings, func(s staging) bool { return slices.Contains(s.Affects, a.Service) && in(a, s.From, s.To) })
+			i = slices.IndexFunc(d.r.Runs, func(s pitfallRun) bool { return slices.Contains(s.Affects, a.Service) && in(a, s.From, s.To) })
 		}
 		if i >= 0 {
-			d.r.Stagings[i].Alerts = append(d.r.Stagings[i].Alerts, a)
+			d.r.Runs[i].Alerts = append(d.r.Runs[i].Alerts, a)
 			continue
 		}
 		a.During = "none"
