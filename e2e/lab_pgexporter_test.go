@@ -140,3 +140,18 @@ func getText(ctx context.Context, url string) (string, error) {
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
 }
+
+// makeVersion is the Makefile's NAME ?= vX.Y.Z: the release of a tool the
+// Makefile builds from the Go module proxy.
+func makeVersion(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\s*\?=\s*(v\d+\.\d+\.\d+)`).FindStringSubmatch(string(data))
+	if m == nil {
+		t.Fatalf("Makefile: no %s ?= vX.Y.Z", name)
+	}
+	return m[1]
+}

@@ -21,21 +21,6 @@ func imageTag(image string) string {
 	return ""
 }
 
-// makeVersion is the Makefile's NAME ?= vX.Y.Z: the release of a tool the
-// Makefile builds from the Go module proxy.
-func makeVersion(t *testing.T, name string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "Makefile"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\s*\?=\s*(v\d+\.\d+\.\d+)`).FindStringSubmatch(string(data))
-	if m == nil {
-		t.Fatalf("Makefile: no %s ?= vX.Y.Z", name)
-	}
-	return m[1]
-}
-
 // prometheusImageTag maps the Makefile's PROMETHEUS_VERSION (Go module
 // version v0.3MM.P) to the image tag of the same release (v3.MM.P).
 func prometheusImageTag(t *testing.T) string {
