@@ -71,7 +71,11 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 	}
 	var before []string
 	seen := func() {
-		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`["#sees", "#run", "#knobs", "#mystery-state"].map(s => document.querySelector(s).innerText).join("\n")`))
+		// The knobs' table describes each knob by the pitfall it turns
+		// on, mystery or not: what would name this one is a value in
+		// force, so the values are read, not the descriptions.
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`["#sees", "#run", "#mystery-state"].map(s => document.querySelector(s).innerText)
+		  .concat([...document.querySelectorAll("#knob-forms input")].map(i => i.id + "=" + i.value)).join("\n")`))
 		if err != nil {
 			t.Fatal(err)
 		}
