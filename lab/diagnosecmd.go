@@ -39,12 +39,8 @@ func parseDiagnose(args []string, getenv func(string) string, stderr io.Writer) 
 	fs := flag.NewFlagSet("lab diagnose", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, diagnoseUsage); fs.PrintDefaults() }
-	prom := "http://127.0.0.1:9090" // compose publishes the lab's here
-	if inCompose(getenv) {
-		prom = "http://prometheus:9090"
-	}
 	p := &diagnosePlan{}
-	fs.StringVar(&p.prometheus, "prometheus", prom, "the Prometheus to ask (`URL`)")
+	fs.StringVar(&p.prometheus, "prometheus", labPrometheus(getenv), "the Prometheus to ask (`URL`)")
 	fs.BoolVar(&p.json, "json", false, `print {"findings":[...]} instead of text`)
 	fs.DurationVar(&p.timeout, "timeout", 10*time.Second, "give up asking after `d`")
 	pos, _, err := cli.ParseInterleaved(fs, args)

@@ -43,12 +43,12 @@ func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*f
 	fs.StringVar(&p.listen, "listen", "127.0.0.1:8080", "`address` to serve the page on")
 	allowRemote := fs.Bool("allow-remote", false, "allow a -listen address outside the loopback interface, and remote services (inside compose)")
 	fs.IntVar(&p.cfg.Keep, "keep", 20, "keep the reports of the last `N` runs")
-	out, prom, bg := "results/front", "http://127.0.0.1:9090", ""
+	out, bg := "results/front", ""
 	if compose {
-		out, prom, bg = "/tmp/orderlab-front", "http://prometheus:9090", "http://background:9090"
+		out, bg = "/tmp/orderlab-front", "http://background:9090"
 	}
 	fs.StringVar(&p.cfg.Runner.Out, "out", out, "results `directory` of the runs")
-	fs.StringVar(&p.cfg.Prometheus, "prometheus", prom, "the lab's Prometheus, for the live charts (`URL`)")
+	fs.StringVar(&p.cfg.Prometheus, "prometheus", labPrometheus(getenv), "the lab's Prometheus, for the live charts, what the lab sees and the runs' pitfall alerts (`URL`)")
 	fs.StringVar(&p.cfg.Background, "background", bg, "`URL` of lab background's -listen (GET/PUT /rate); empty: none")
 	fs.StringVar(&p.cfg.Grafana, "grafana", "http://127.0.0.1:3000", "Grafana as the browser opens it, for the page's links (`URL`)")
 	proxy := addProxyFlags(fs)
@@ -77,7 +77,7 @@ func parseFront(args []string, getenv func(string) string, stderr io.Writer) (*f
 		return nil, err
 	}
 	l.AllowRemote = l.AllowRemote || *allowRemote
-	r.Board = labBoard
+	r.Board, r.Prometheus = labBoard, p.cfg.Prometheus
 	if g := strings.TrimRight(p.cfg.Grafana, "/"); g != "" {
 		r.Board = g + "/d/" + boardUID
 	}

@@ -39,10 +39,20 @@ const labProxyHost = "dbproxy"
 // loadtest service).
 func inCompose(getenv func(string) string) bool { return getenv(labEnv) == "compose" }
 
+// labPrometheus is the lab's Prometheus: by its name inside compose, else
+// where compose publishes it.
+func labPrometheus(getenv func(string) string) string {
+	if inCompose(getenv) {
+		return "http://prometheus:9090"
+	}
+	return "http://127.0.0.1:9090"
+}
+
 // useLab points l at the running lab: inside compose by the services'
 // names, from the host by compose's published ports (the same as `make
 // run`'s); each phase's knobs go through the services' admin listeners
-// with the lab's token, and r annotates each phase on the board.
+// with the lab's token, r annotates each phase on the board and asks the
+// lab's Prometheus which pitfall alerts fire after each target's run.
 func useLab(r *runner.Runner, l *setup.Lab, getenv func(string) string) error {
 	compose := inCompose(getenv)
 	l.Endpoints = map[string]setup.Endpoint{}
@@ -66,7 +76,7 @@ func useLab(r *runner.Runner, l *setup.Lab, getenv func(string) string) error {
 	if err != nil {
 		return fmt.Errorf("-lab: %w", err)
 	}
-	r.Annotate, r.Board = c, labBoard
+	r.Annotate, r.Board, r.Prometheus = c, labBoard, labPrometheus(getenv)
 	// The lab's Postgres straight, as compose.yaml publishes it, for
 	// db_stop's ledger check.
 	proxy, db := "http://127.0.0.1:9094", "127.0.0.1:"+cmp.Or(getenv("POSTGRES_PORT"), "5433")

@@ -42,6 +42,11 @@ against other running services; with -lab, -target moves one of the lab's
 services to other ports. A FILE.yaml is a scenario of your own, in the
 catalog's format.
 
+A target whose run misses an expectation, or on which a pitfall alert fires
+then (-lab, or -prometheus URL), leaves the last seconds of its execution
+trace beside the report: OUT/<scenario>/<timestamp>-<phase>-<target>.trace,
+which the report links (go tool trace FILE).
+
 Exit status: 0 when every expectation was met (or is read from the table,
 or not judged at quick size), 1 when one was missed, 2 when a scenario
 could not run to its end (or on a usage error).
@@ -87,6 +92,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	targets, metrics := map[string]string{}, map[string]string{}
 	fs.Func("target", "`name=URL` of a running service to use instead of starting one (repeatable)", cli.NameURLFlag(targets))
 	fs.Func("metrics", "`name=URL` of a -target's Prometheus endpoint (repeatable)", cli.NameURLFlag(metrics))
+	prom := fs.String("prometheus", "", "`URL` of the Prometheus asked whether a pitfall alert fires on a target after its run (-lab: the lab's)")
 	proxy := addProxyFlags(fs)
 	names, _, err := cli.ParseInterleaved(fs, args)
 	if err != nil {
@@ -125,6 +131,7 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	if err := proxy.apply(p.lab); err != nil {
 		return nil, err
 	}
+	r.Prometheus = cmp.Or(*prom, r.Prometheus)
 	r.Mode = p.local
 	if p.lab != nil {
 		r.Mode = p.lab

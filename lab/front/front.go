@@ -175,8 +175,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/runs", s.startRun)
 	m.HandleFunc("GET /api/runs/{id}", s.getRun)
 	m.HandleFunc("POST /api/runs/current/stop", s.stopRun)
-	m.HandleFunc("GET /api/runs/{id}/report.html", s.report(func(f render.Files) string { return f.HTML }))
-	m.HandleFunc("GET /api/runs/{id}/report.json", s.report(func(f render.Files) string { return f.JSON }))
+	m.HandleFunc("GET /api/runs/{id}/report.html", s.report(func(f render.Files, _ string) string { return f.HTML }))
+	m.HandleFunc("GET /api/runs/{id}/report.json", s.report(func(f render.Files, _ string) string { return f.JSON }))
+	m.HandleFunc("GET /api/runs/{id}/{file}", s.report(snapshotFile)) // what report.html links
 	m.HandleFunc("GET /api/runs/{id}/series", s.series)
 	m.HandleFunc("GET /api/knobs", s.unlessMystery(s.getKnobs))
 	m.HandleFunc("PATCH /api/knobs/{service}", s.patchKnobs)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -232,7 +233,7 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 	for len(s.runs) > s.cfg.Keep {
 		old := s.runs[0]
 		s.runs = s.runs[1:]
-		for _, f := range []string{old.files.JSON, old.files.Markdown, old.files.HTML} {
+		for _, f := range append([]string{old.files.JSON, old.files.Markdown, old.files.HTML}, old.files.Snapshots...) {
 			if f != "" {
 				_ = os.Remove(f)
 			}
@@ -315,7 +316,9 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, rs.view())
 }
 
-func (s *Server) report(pick func(render.Files) string) http.HandlerFunc {
+// report serves the file of a run that pick picks from its files, given
+// the request's {file}.
+func (s *Server) report(pick func(f render.Files, file string) string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rs := s.lookup(r.PathValue("id"))
 		if rs == nil {
@@ -323,10 +326,14 @@ func (s *Server) report(pick func(render.Files) string) http.HandlerFunc {
 			return
 		}
 		rs.mu.Lock()
-		path, hidden := pick(rs.files), rs.hidden()
+		path, hidden := pick(rs.files, r.PathValue("file")), rs.hidden()
 		rs.mu.Unlock()
 		if hidden {
 			fail(w, http.StatusConflict, "run %s is a mystery: its report names it, and is served once it is answered (POST /api/mysteries/%s/answer)", r.PathValue("id"), r.PathValue("id"))
+			return
+		}
+		if path == "" && r.PathValue("file") != "" {
+			fail(w, http.StatusNotFound, "run %s has no file %q: its report links the flight recorder snapshots it kept", r.PathValue("id"), r.PathValue("file"))
 			return
 		}
 		if path == "" {
@@ -335,6 +342,17 @@ func (s *Server) report(pick func(render.Files) string) http.HandlerFunc {
 		}
 		http.ServeFile(w, r, path)
 	}
+}
+
+// snapshotFile is the flight recorder snapshot of f named file, which
+// the report links relative to itself; "" for any other name.
+func snapshotFile(f render.Files, file string) string {
+	for _, p := range f.Snapshots {
+		if filepath.Base(p) == file {
+			return p
+		}
+	}
+	return ""
 }
 
 // withoutCancel is err without the parts that only say the run was

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +150,20 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	if got := f.knobs("unbounded")["DB_DELAY"]; got != "0s" {
 		t.Errorf("DB_DELAY after the run: %s, want it back at 0s", got)
 	}
+	// Unbounded's miss kept its flight recorder window: the report links
+	// it relative to itself, where the page serves it.
+	snaps := res.Phases[0].Snapshots
+	if len(snaps) != 1 || snaps[0].Target != "unbounded" || snaps[0].File == "" || !strings.Contains(body, `href="`+snaps[0].File+`"`) {
+		t.Fatalf("snapshots %+v: want unbounded's, linked from the report", snaps)
+	}
+	window := strings.TrimSuffix(done.Report.HTML, "report.html") + snaps[0].File
+	if code, body := f.call("GET", window, nil, nil); code != http.StatusOK || !strings.HasPrefix(body, "go 1.") {
+		t.Errorf("GET %s: %d %.40q, want the execution trace", window, code, body)
+	}
+	if code, body := f.call("GET", strings.TrimSuffix(done.Report.HTML, "report.html")+"other.trace", nil, nil); code != http.StatusNotFound ||
+		!strings.Contains(body, "no file") {
+		t.Errorf("a file the run did not keep: %d %s, want 404", code, body)
+	}
 
 	// Keep 2: the third run's end deletes the first one's reports.
 	for range 2 {
@@ -163,6 +180,9 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	}
 	if code, _ := f.call("GET", done.Report.HTML, nil, nil); code != http.StatusNotFound {
 		t.Errorf("the first run's report after two more with -keep 2: %d, want 404", code)
+	}
+	if _, err := os.Stat(filepath.Join(f.srv.cfg.Runner.Out, "short", snaps[0].File)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the first run's flight recorder window after two more with -keep 2: %v, want it deleted", err)
 	}
 }
 

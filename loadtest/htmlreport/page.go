@@ -21,10 +21,17 @@ type Page struct {
 type Section struct {
 	Title  string
 	Notes  []string
+	Links  []Link // a list under the notes
 	Head   []string
 	Rows   [][]string
 	More   []Table
 	Charts []Chart
+}
+
+// Link is an item of a section's list: Text, a link to Href when set
+// (relative to the page, say), then Note.
+type Link struct {
+	Text, Href, Note string
 }
 
 // Table is one table of a section, under its caption (none: no caption).
@@ -95,6 +102,10 @@ th { background: #f4f4f4; }
 {{- range .Sections}}
 <h2 id="{{anchor .Title}}">{{.Title}}</h2>
 {{range .Notes}}<p>{{.}}</p>
+{{end}}
+{{- if .Links}}<ul>
+{{range .Links}}<li>{{if .Href}}<a href="{{.Href}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}{{with .Note}} {{.}}{{end}}</li>
+{{end}}</ul>
 {{end}}
 {{- if .Rows}}<table>
 <tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>

@@ -16,13 +16,18 @@ import (
 	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
 
-// Files are the paths a run wrote.
-type Files struct{ JSON, Markdown, HTML string }
+// Files are the paths a run wrote: its report, and the flight recorder
+// snapshots the report links (result.Snapshot).
+type Files struct {
+	JSON, Markdown, HTML string
+	Snapshots            []string
+}
 
-// Write saves res as dir/stamp.json, .md and .html.
+// Write saves res as dir/stamp.json, .md and .html, beside the snapshots
+// the run kept there.
 func Write(dir, stamp string, res *result.Result) (Files, error) {
 	base := filepath.Join(dir, stamp)
-	f := Files{JSON: base + ".json", Markdown: base + ".md", HTML: base + ".html"}
+	f := Files{JSON: base + ".json", Markdown: base + ".md", HTML: base + ".html", Snapshots: snapshotPaths(dir, res)}
 	return f, errors.Join(create(f.JSON, func(w io.Writer) error { return result.WriteJSON(w, res) }), writeViews(f, res))
 }
 
@@ -112,6 +117,7 @@ func WriteMarkdown(w io.Writer, res *result.Result) error {
 		if err := writeViewsMarkdown(&b, s, p); err != nil {
 			return err
 		}
+		writeSnapshotsMarkdown(&b, p)
 		for i, t := range outageTables(p.Outages) {
 			b.WriteString([]string{"Keyed orders beside the load, held to the orders table afterwards:\n\n", "Their answers, second by second:\n\n"}[i])
 			if err := t.WriteMarkdown(&b); err != nil {
@@ -191,13 +197,15 @@ func WriteHTML(w io.Writer, res *result.Result) error {
 		if n := clampNote(p); n != "" {
 			sec.Notes = append(sec.Notes, n)
 		}
-
 		if p.Loadtest != nil {
 			runs, _ := chartRuns(p, result.Representative(p.Loadtest.Runs))
 			sec.Charts = b.HTTPCharts(runs)
 			if res.Count > 1 {
 				sec.Notes = append(sec.Notes, fmt.Sprintf("Each target ran %d times: the table gives the median and the range, the charts the run with the median goodput.", res.Count))
 			}
+		}
+		if sec.Links = snapshotLinks(p); len(sec.Links) > 0 {
+			sec.Notes = append(sec.Notes, SnapshotsCaption+":")
 		}
 		if p.Tasks != nil {
 			tasksLabels = append(tasksLabels, p.Name)

@@ -55,6 +55,9 @@ type PhaseResult struct {
 	Postgres []observe.PostgresView `json:"postgres,omitempty"`
 	// PgBouncer is what PgBouncer showed of each target's run through it.
 	PgBouncer []observe.PoolerView `json:"pgbouncer,omitempty"`
+	// Snapshots are the flight recorder windows kept of the targets whose
+	// run missed or set off a pitfall alert, or why one could not be kept.
+	Snapshots []Snapshot `json:"snapshots,omitempty"`
 }
 
 // AddTasks records one repetition of a tasks phase and makes the one with

@@ -86,20 +86,13 @@ func VerdictsOf(res *Result) []Verdict {
 				continue
 			}
 			_, vss, _ := scenario.SplitVersus(e.SLO) // boundSLO said no error
-			ph := phaseOf(res, i)
 			for _, run := range p.Loadtest.Runs {
 				if e.Target != "" && run.Name != e.Target {
 					continue
 				}
-				for j, ev := range slo.Evaluate(run) {
-					met = met && ev.Met
-					v.Measured = append(v.Measured, p.Name+": "+inWords(run, ph, slo[j], ev))
-				}
-				for _, vs := range vss {
-					words, ok := versusInWords(res, i, run, ph, vs)
-					met = met && ok
-					v.Measured = append(v.Measured, p.Name+": "+words)
-				}
+				measured, ok := holdRun(res, i, run, slo, vss)
+				met = met && ok
+				v.Measured = append(v.Measured, measured...)
 			}
 		}
 		switch {
@@ -115,6 +108,23 @@ func VerdictsOf(res *Result) []Verdict {
 		out = append(out, v)
 	}
 	return out
+}
+
+// holdRun holds run, of phase i, to an expectation's own terms (slo) and
+// its versus terms (vss): a line in words for each, prefixed with the
+// phase's name, and whether every one was met.
+func holdRun(res *Result, i int, run report.Run, slo report.SLO, vss []scenario.Versus) (measured []string, met bool) {
+	name, ph, met := res.Phases[i].Name, phaseOf(res, i), true
+	for j, ev := range slo.Evaluate(run) {
+		met = met && ev.Met
+		measured = append(measured, name+": "+inWords(run, ph, slo[j], ev))
+	}
+	for _, vs := range vss {
+		words, ok := versusInWords(res, i, run, ph, vs)
+		met = met && ok
+		measured = append(measured, name+": "+words)
+	}
+	return measured, met
 }
 
 // boundSLO parses slo with its terms stated against the bound resolved

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +39,9 @@ phases:
 expect:
   - says: orders succeed
     slo: "errors<1%"
+  - target: pipeline
+    says: half its orders fail (they do not, a miss that keeps its flight recorder window)
+    slo: "errors>50%"
 panels: [Pool acquire wait p99]
 `
 
@@ -44,7 +49,8 @@ panels: [Pool acquire wait p99]
 // services running side by side with the lab's knobs: the runner changes
 // their knobs through their own knob API, their knob gauges during the run
 // show the scenario's values, and every knob is back at the lab's value
-// afterwards.
+// afterwards; the pipeline's miss keeps its flight recorder's window, read
+// from its admin listener.
 func TestLabRunAgainstTheRealServices(t *testing.T) {
 	bin := buildServices(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -74,7 +80,7 @@ func TestLabRunAgainstTheRealServices(t *testing.T) {
 	}
 	r := &Runner{Mode: &setup.Lab{Endpoints: eps, Token: "lab-token"}, Annotate: client, Board: "http://grafana.test/d/x",
 		Out: t.TempDir(), Pause: 100 * time.Millisecond, Log: testWriter{t}}
-	res, _, err := r.Run(ctx, s)
+	res, files, err := r.Run(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +107,14 @@ func TestLabRunAgainstTheRealServices(t *testing.T) {
 	if marks := g.done(); len(marks) != 1 || marks[0].End == 0 || !strings.Contains(marks[0].Text, "lab-real") {
 		t.Errorf("annotations = %+v, want one region for the phase", marks)
 	}
-	if v := result.Verdicts(res); len(v) != 1 || !strings.HasPrefix(v[0], "MET") {
+	if v := result.Verdicts(res); len(v) != 2 || !strings.HasPrefix(v[0], "MET") || !strings.HasPrefix(v[1], "MISSED pipeline") {
 		t.Errorf("verdicts %q", v)
+	}
+	snaps := res.Phases[0].Snapshots
+	if len(snaps) != 1 || snaps[0].Target != "pipeline" || snaps[0].Err != "" {
+		t.Fatalf("snapshots %+v, want the pipeline's", snaps)
+	}
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(files.JSON), snaps[0].File)); err != nil || !isTrace(b) {
+		t.Errorf("the pipeline's window %s: %v, want an execution trace", snaps[0].File, err)
 	}
 }

@@ -45,6 +45,13 @@ type Runner struct {
 	// Pause between targets (default 2 s, quick 200 ms); Scrape is the
 	// metrics interval (default scenario.DefaultScrape) of the phases that set none.
 	Pause, Scrape time.Duration
+	// Prometheus, when set, is asked right after each target's run whether
+	// a pitfall alert fires on the target (package diagnose), in a run on
+	// running services (the lab's Prometheus does not scrape the services
+	// a local run starts). That, or a run that misses an expectation,
+	// keeps the target's flight recorder window beside the report
+	// (result.Snapshot).
+	Prometheus string
 	// Progress, when set, is told as each phase starts and ends (the front
 	// page shows the phase and the time left in it). It runs on the
 	// runner's goroutine: it must return quickly.
@@ -95,7 +102,12 @@ func (r *Runner) Run(ctx context.Context, s scenario.Scenario) (*result.Result, 
 		return nil, render.Files{}, err
 	}
 	fmt.Fprintf(r.Log, "== %s: %s\n", scenario.Label(s), s.Title)
-	runErr := r.repeat(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"))
+	prom := r.Prometheus
+	if r.Mode.Local() {
+		prom = ""
+	}
+	ev := newEvidence(dir, stamp, prom, r.Log)
+	runErr := r.repeat(ctx, s, res, pause, filepath.Join(dir, stamp+"-logs"), ev)
 	res.Elapsed = time.Since(res.StartedAt).Round(time.Millisecond).Seconds()
 	if r.Board != "" {
 		res.Board = boardRange(r.Board, res.StartedAt, time.Now())
@@ -108,7 +120,7 @@ func (r *Runner) Run(ctx context.Context, s scenario.Scenario) (*result.Result, 
 // puts everything back at the end. Each repetition appends its runs
 // to the phases' results, so that a table can quote the median and the
 // range.
-func (r *Runner) repeat(ctx context.Context, s scenario.Scenario, res *result.Result, pause time.Duration, logDir string) (err error) {
+func (r *Runner) repeat(ctx context.Context, s scenario.Scenario, res *result.Result, pause time.Duration, logDir string, ev *evidence) (err error) {
 	st, err := r.Mode.Setup(ctx, s, logDir, r.Log)
 	if err != nil {
 		return err
@@ -124,7 +136,7 @@ func (r *Runner) repeat(ctx context.Context, s scenario.Scenario, res *result.Re
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if err := r.phase(ctx, st, s, res, rep, i, pause); err != nil {
+			if err := r.phase(ctx, st, s, res, rep, i, pause, ev); err != nil {
 				return err
 			}
 		}
@@ -132,8 +144,9 @@ func (r *Runner) repeat(ctx context.Context, s scenario.Scenario, res *result.Re
 	return nil
 }
 
-// phase runs phase i of repetition rep, told to Progress.
-func (r *Runner) phase(ctx context.Context, st setup.Setup, s scenario.Scenario, res *result.Result, rep, i int, pause time.Duration) (err error) {
+// phase runs phase i of repetition rep, told to Progress; kept looks at
+// each target's run.
+func (r *Runner) phase(ctx context.Context, st setup.Setup, s scenario.Scenario, res *result.Result, rep, i int, pause time.Duration, kept *evidence) (err error) {
 	p := s.Phases[i]
 	// The phase starts for Progress once its knobs show, when its load is
 	// about to begin.
@@ -181,7 +194,7 @@ func (r *Runner) phase(ctx context.Context, st setup.Setup, s scenario.Scenario,
 		if j > 0 && !measure.Sleep(ctx, pause) {
 			break
 		}
-		if err := r.target(ctx, st, s, i, name, pr); err != nil {
+		if err := r.target(ctx, st, s, res, rep, i, name, kept); err != nil {
 			return fmt.Errorf("phase %s: %w", p.Name, err)
 		}
 	}
@@ -189,9 +202,10 @@ func (r *Runner) phase(ctx context.Context, st setup.Setup, s scenario.Scenario,
 }
 
 // target runs phase i against one service, readied by st, and appends the
-// run to pr.
-func (r *Runner) target(ctx context.Context, st setup.Setup, s scenario.Scenario, i int, name string, pr *result.PhaseResult) (err error) {
-	p := s.Phases[i]
+// run to the phase's result; ev looks at the run before anything else
+// happens to the service (result.Snapshot).
+func (r *Runner) target(ctx context.Context, st setup.Setup, s scenario.Scenario, res *result.Result, rep, i int, name string, ev *evidence) (err error) {
+	p, pr := s.Phases[i], &res.Phases[i]
 	tg, err := st.Target(ctx, i, name)
 	if err != nil {
 		return err
@@ -214,17 +228,20 @@ func (r *Runner) target(ctx context.Context, st setup.Setup, s scenario.Scenario
 	watch := st.Watch(ctx, i, name)
 	run, err := measure.Run(ctx, measure.Target{Name: name, MetricsURL: tg.Metrics, MoreMetrics: tg.More}, cfg,
 		measure.Options{ScrapeInterval: cmp.Or(p.Load.Scrape.D(), r.Scrape, scenario.DefaultScrape), SLO: slo})
+	if run.Name != "" {
+		pr.Loadtest.Runs = append(pr.Loadtest.Runs, run)
+		fmt.Fprintf(r.Log, "-- %s %s: %.0f req/s, %d ok, %d rejected, %d errors in %s\n",
+			p.Name, name, run.Throughput, run.Succeeded, run.Rejected, run.Errors, report.FormatSeconds(run.ElapsedSeconds))
+		if ctx.Err() == nil {
+			ev.after(ctx, res, i, rep, run, tg.Admin)
+		}
+	}
 	addView(ctx, pr, watch, r.Log)
 	if out != nil {
 		o := out.Finish(ctx)
 		pr.Outages = append(pr.Outages, o)
 		fmt.Fprintf(r.Log, "-- %s %s: keyed orders %s; missing %d, twice %d, stored despite the answer %d\n",
 			p.Name, name, o.Answers, o.Missing, o.Duplicates, o.Stored)
-	}
-	if run.Name != "" {
-		pr.Loadtest.Runs = append(pr.Loadtest.Runs, run)
-		fmt.Fprintf(r.Log, "-- %s %s: %.0f req/s, %d ok, %d rejected, %d errors in %s\n",
-			p.Name, name, run.Throughput, run.Succeeded, run.Rejected, run.Errors, report.FormatSeconds(run.ElapsedSeconds))
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)

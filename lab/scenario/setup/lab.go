@@ -95,7 +95,7 @@ func (l *labSetup) Target(ctx context.Context, i int, name string) (*Ready, erro
 			return nil, err
 		}
 	}
-	st := &Ready{URL: ep.URL, Metrics: ep.MetricsURL, AllowRemote: l.allowRemote, Done: func(bool) {}}
+	st := &Ready{URL: ep.URL, Metrics: ep.MetricsURL, Admin: ep.AdminURL, AllowRemote: l.allowRemote, Done: func(bool) {}}
 	if p.DBStop != nil && l.proxy != nil {
 		o := labOutage(l.proxy, p.DBStop.For.D(), l.log)
 		st.Outage = &o

@@ -107,7 +107,7 @@ func (l *localSetup) Target(ctx context.Context, i int, name string) (*Ready, er
 		}
 	}
 	svc := running.Services[0]
-	st := &Ready{URL: svc.URL, Metrics: svc.MetricsURL}
+	st := &Ready{URL: svc.URL, Metrics: svc.MetricsURL, Admin: svc.AdminURL}
 	var front *local.Balancer
 	if len(running.Services) > 1 {
 		var err error

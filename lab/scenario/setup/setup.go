@@ -44,8 +44,12 @@ type Setup interface {
 
 // Ready is a target ready for its run of a phase.
 type Ready struct {
-	URL, Metrics string   // where the load goes; the target's /metrics
-	More         []string // the /metrics of its other replicas, summed with it
+	URL, Metrics string // where the load goes; the target's /metrics
+	// Admin is the target's admin listener (http://127.0.0.1:9091), where
+	// its flight recorder's window is read; "" when not known. With
+	// replicas, the first one's.
+	Admin string
+	More  []string // the /metrics of its other replicas, summed with it
 	// AllowRemote lets URL be outside the loopback interface.
 	AllowRemote bool
 	// Outage is how a db_stop stops the database here; nil: it is not
