@@ -99,6 +99,7 @@ func TestForbiddenMetricsChecker(t *testing.T) {
 		`max by (job) (orderlab_knob_value{knob="LEAK_EVERY"}) > 0`:                                        {"orderlab_knob_value"},
 		`rate(orderlab_background_requests_total[1m]) unless on (job) orderlab_http_requests_in_flight`:    {"orderlab_background_requests_total"},
 		`orderlab_audit_pending > 10 or job:unknown:rate1m`:                                                {"orderlab_audit_pending", "job:unknown:rate1m"},
+		`max by (job) (go_gc_gomemlimit_bytes) < 4e18 or 0 * go_threads + 0x20000000`:                      nil,
 	} {
 		if got := forbiddenMetrics(expr, records, denied); !slices.Equal(got, want) {
 			t.Errorf("forbiddenMetrics(%s) = %v, want %v", expr, got, want)
@@ -182,6 +183,7 @@ var (
 	selector      = regexp.MustCompile(`\{[^{}]*\}`)
 	rangeSel      = regexp.MustCompile(`\[[^\]]*\]`)
 	grouping      = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
+	number        = regexp.MustCompile(`\b0[xX][0-9a-fA-F]+\b|\b[0-9]+(\.[0-9]*)?([eE][+-]?[0-9]+)?\b`)
 	identifier    = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?`)
 	promqlKeyword = []string{"and", "or", "unless", "bool", "offset", "by", "without", "on", "ignoring", "group_left", "group_right", "inf", "nan"}
 )
@@ -189,13 +191,14 @@ var (
 // forbiddenMetrics lists the metric names expr reads that are neither of
 // an allowed family nor a recording rule of records, and those of denied
 // in any case, in order. It reads PromQL lexically: strings, label
-// matchers, ranges and grouping labels are removed, and an identifier
-// before "(" is a function.
+// matchers, ranges, grouping labels and numbers (4e18 is not the metric
+// e18) are removed, and an identifier before "(" is a function.
 func forbiddenMetrics(expr string, records, denied map[string]bool) []string {
 	e := stringLit.ReplaceAllString(expr, `""`)
 	e = selector.ReplaceAllString(e, " ")
 	e = rangeSel.ReplaceAllString(e, " ")
 	e = grouping.ReplaceAllString(e, " ")
+	e = number.ReplaceAllString(e, " ")
 	var out []string
 	for _, m := range identifier.FindAllString(e, -1) {
 		if strings.HasSuffix(m, "(") || slices.Contains(promqlKeyword, strings.ToLower(m)) {

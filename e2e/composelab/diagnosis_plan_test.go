@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -32,30 +33,31 @@ type pitfallPlan struct {
 	// also, by model: pitfalls the run holds besides its own, and why.
 	also    map[string][]string
 	alsoWhy string
+	// concurrency, when set, bounds the requests in flight (the load's
+	// connections) below the phase's.
+	concurrency int
 }
 
 // pitfallPlans: the catalog's pitfalls, in its order, but
 // too-many-clients, which docs/lab.md's recipe runs (tooManyClients).
 var pitfallPlans = []pitfallPlan{
 	// unbounded: "pool waits dominate latency"; the semaphore keeps the
-	// pool busy with no acquire starved, the pipeline batches.
-	{pitfall: "pool-starvation", phase: "orders", shows: []string{"unbounded"},
-		unproven: map[string]string{"unbounded": "In compose on a busy machine the 2 s deadline ends queries in flight, pgx closes each such connection, " +
-			"and the pool spends the storm making new ones: 6 to 19 of its 20 connections constructing, 2 to 13 acquired " +
-			"(`job:orderlab_db_pool_utilization:avg30s` 0.15 to 0.46, not the 0.9 the alert asks), about 25 acquires/s instead of 400, " +
-			"Postgres running a statement on 4 to 50 % of what is acquired. Waits (p99 2.4 to 3.4 s), waited acquires (78 to 99 %) " +
-			"and acquires dying at their deadline (66 to 738/s) are pool-starvation's, but the pool is not full of busy connections, " +
-			"so no alert names it; a connection being made is not one the alerts count (2026-12-06, 1-minute load average 15 to 40 from other jobs)."}},
+	// pool busy with no acquire starved, the pipeline batches. Under the
+	// 2 s deadline pgx closes the connections of the queries it ends, and
+	// the pool spends the storm opening new ones: the alert counts those
+	// as taken (docs/pitfall-alerts.md).
+	{pitfall: "pool-starvation", phase: "orders", shows: []string{"unbounded"}},
 	// The pipeline's audit queue bounds its goroutines.
 	{pitfall: "backpressure-void", phase: "orders", shows: []string{"unbounded", "semaphore"}},
 	// The semaphore and the pipeline keep few requests, and buffers, alive.
-	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"},
-		also: map[string][]string{"unbounded": {"pool-starvation"}},
-		unproven: map[string]string{"unbounded": "compose gives each service 256 MiB: 2,000 requests/s of 512 KiB buffers get " +
-			"unbounded killed by the kernel within about 3 s of the phase's start, between two scrapes, before any sample shows " +
-			"the heap per request; it comes back without the buffer (a knob changed live does not survive a restart) and shows " +
-			"only the starved pool for the rest of the phase. The alert asks for 256 MiB of heap, which a 256 MiB container never reaches; " +
-			"what is left of the pitfall is a restart (`up` 0 for one scrape, a new `process_start_time_seconds`), which names no cause."},
+	// unbounded with at most 200 requests in flight: the catalog's 2,000
+	// hold 1 GiB of buffers, and the kernel kills a container of 256 MiB
+	// within seconds, between two scrapes, so no sample shows the heap
+	// (the run of 2026-12-06); 200 hold 100 MiB, half the services'
+	// GOMEMLIMIT of 200 MiB (compose.yaml), which the alert reads against
+	// and the container survives.
+	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"}, concurrency: 200,
+		also:    map[string][]string{"unbounded": {"pool-starvation"}},
 		alsoWhy: "2,000 requests/s against a pool that serves 400/s: unbounded's pool starves as well (docs/pitfall-alerts.md)"},
 	{pitfall: "os-thread-pinning", phase: "syscall", shows: modelNames},
 	{pitfall: "blocked-event-loop", phase: "workers-2", shows: []string{"pipeline"}},
@@ -65,23 +67,13 @@ var pitfallPlans = []pitfallPlan{
 	{pitfall: "retry-storm", phase: "immediate", shows: []string{"semaphore"}},
 	{pitfall: "adaptive-limit", phase: "fixed-100ms", shows: []string{"semaphore"}},
 	{pitfall: "connection-leak", phase: "leak", shows: modelNames},
-	{pitfall: "nested-acquire", phase: "pool-4", shows: modelNames,
-		unproven: map[string]string{"pipeline": "after the deadlock as it opens, the pipeline runs one request at a time with two " +
-			"workers each holding an idle connection: 3.1 to 3.5 acquires waiting, `statement_share` 0.23, none idle in transaction, " +
-			"but 70 to 83 % of the pool of 4 acquired (the alert asks 90 %), Postgres active on 10 to 31 % of it (the alert asks under 20 %) " +
-			"and an acquire wait p99 of 0.10 s: a partial deadlock the alert, written for a full one, does not name."}},
+	// The pipeline's partial deadlock (two workers each holding an idle
+	// connection, one request at a time) is named as a full one is.
+	{pitfall: "nested-acquire", phase: "pool-4", shows: modelNames},
 	// The pipeline batches the downstream call and keeps up.
-	{pitfall: "tx-across-downstream", phase: "inside", shows: []string{"unbounded", "semaphore"},
-		unproven: map[string]string{"unbounded": "the 1 s deadline ends transactions in flight and the pool makes their " +
-			"connections again (up to 19 constructing), as under pool-starvation: 60 to 85 % of what is acquired idle in " +
-			"transaction, waits p99 2.4 to 2.7 s, but `job:orderlab_db_pool_utilization:avg30s` at 0.9 or more for 15 s only " +
-			"(14:28:30 to 14:28:40), so the alert was pending 10 s and never fired (2026-12-06, the machine's load average 15 to 40)."}},
+	{pitfall: "tx-across-downstream", phase: "inside", shows: []string{"unbounded", "semaphore"}},
 	// The pipeline batches and keeps up.
-	{pitfall: "db-latency", phase: "latency-20ms", shows: []string{"unbounded", "semaphore"}, proxy: true,
-		unproven: map[string]string{"unbounded": "the 2 s deadline ends queries in flight and the pool makes their connections " +
-			"again (2 to 9 constructing), as under pool-starvation: about 50 acquires/s of the 400 offered, waits p99 2.2 s, " +
-			"a mean hold of 22 to 34 ms, but `job:orderlab_db_pool_utilization:avg30s` 0.16 to 0.46, so the pool never reads as " +
-			"saturated and the alert, which asks that, stays silent; Postgres active on 4 to 52 % of what is acquired."}},
+	{pitfall: "db-latency", phase: "latency-20ms", shows: []string{"unbounded", "semaphore"}, proxy: true},
 	{pitfall: "db-restart", phase: "stop-5s", shows: modelNames, proxy: true},
 }
 
@@ -129,7 +121,8 @@ func tasksOf(models string, proxy bool) []runTask {
 // variantOf is the catalog scenario's phase that runs p, alone, on one
 // model, with its load lasting at least load: the knobs of the phases it
 // continues merged into its own, a burst turned into as many clients
-// sending for load (the same queue, held), a db_stop kept as it is.
+// sending for load (the same queue, held), a db_stop kept as it is, and
+// the plan's concurrency, when it sets one.
 func variantOf(p pitfallPlan, model string, load time.Duration) (scenario.Scenario, string, error) {
 	s, err := catalog.Get(p.pitfall)
 	if err != nil {
@@ -163,11 +156,39 @@ func variantOf(p pitfallPlan, model string, load time.Duration) (scenario.Scenar
 	case l.Duration.D() < load:
 		l.Duration = scenario.Duration(load)
 	}
+	if p.concurrency > 0 {
+		l.Concurrency = p.concurrency
+	}
 	ph.Load = &l
 	says := catalogSays(s, p.phase, model)
 	s.Env, ph.Env = forModel(s.Env, model), forModel(ph.Env, model)
 	s.Phases, s.Targets, s.Expect = []scenario.Phase{ph}, []string{model}, nil
 	return s, says, nil
+}
+
+// TestPitfallVariants: every plan's variant is one phase of its catalog
+// scenario on one model, which parses, with the load's connections the
+// plan's when it bounds them (per-request-memory: the requests in flight
+// that a 256 MiB container survives).
+func TestPitfallVariants(t *testing.T) {
+	for _, p := range pitfallPlans {
+		for _, m := range p.shows {
+			s, _, err := variantOf(p, m, time.Minute)
+			if err != nil {
+				t.Fatalf("%s on %s: %v", p.pitfall, m, err)
+			}
+			if _, err := writeVariant(t.TempDir(), p.pitfall, s); err != nil {
+				t.Errorf("%s on %s: %v", p.pitfall, m, err)
+			}
+			if len(s.Phases) != 1 || !slices.Equal(s.Targets, []string{m}) {
+				t.Errorf("%s on %s: %d phases on %v, want 1 on %s", p.pitfall, m, len(s.Phases), s.Targets, m)
+				continue
+			}
+			if c := s.Phases[0].Load.Concurrency; p.concurrency > 0 && c != p.concurrency {
+				t.Errorf("%s on %s: %d connections, want the plan's %d", p.pitfall, m, c, p.concurrency)
+			}
+		}
+	}
 }
 
 // forModel leaves out of env the knobs of the other models (LIMIT is the

@@ -56,7 +56,7 @@ var notGoNames = map[string]bool{
 	"AnnotationQuery": true, "DashboardLink": true, "GetHomeDashboard": true, // Grafana's source
 	"inControlsMenu": true, "interpolateValue": true, // Grafana's source
 	"GitHub": true, "JavaScript": true, "PromQL": true, "OpenMetrics": true, "macOS": true,
-	"BuildKit": true, "IoT": true, "gRPC": true,
+	"BuildKit": true, "IoT": true, "gRPC": true, "cAdvisor": true,
 }
 
 // known says whether a word that is written as a Go name is one of the

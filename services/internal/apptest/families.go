@@ -33,6 +33,7 @@ var SharedFamilies = []string{
 	"orderlab_db_retries_total",
 	"go_goroutines",
 	"go_threads",
+	"go_gc_gomemlimit_bytes",
 	"process_resident_memory_bytes",
 }
 
