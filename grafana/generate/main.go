@@ -4,7 +4,7 @@
 //	go run ./grafana/generate            # from the repository root
 //	go run ./grafana/generate -dir DIR
 //
-// It also writes lab/front/boardpanels_gen.go, the panels' ids by title,
+// It also writes lab/front/mystery/boardpanels_gen.go, the panels' ids by title,
 // with which the front page links a panel of the board.
 package main
 
@@ -27,7 +27,7 @@ func main() {
 func run(args []string) error {
 	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
 	dir := fs.String("dir", filepath.Join("grafana", "dashboards"), "output directory")
-	panels := fs.String("panels", filepath.Join("lab", "front", "boardpanels_gen.go"), "the front page's table of the board's panel ids (empty: not written)")
+	panels := fs.String("panels", filepath.Join("lab", "front", "mystery", "boardpanels_gen.go"), "the front page's table of the board's panel ids (empty: not written)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderlab/orderlab/lab/front/api"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
@@ -48,7 +49,7 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 	if got := f.rates.All(); got["unbounded"] != 4 || got["semaphore"] != 4 {
 		t.Errorf("background rates after the refusals: %v", got)
 	}
-	var list struct{ Runs []Run }
+	var list struct{ Runs []api.Run }
 	if f.call("GET", "/api/runs", nil, &list); len(list.Runs) != 0 {
 		t.Errorf("runs after the refusals: %+v", list.Runs)
 	}
@@ -77,7 +78,7 @@ func TestTheCatalogHasNoNullLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range all {
-		data, err := json.Marshal(entryOf(s))
+		data, err := json.Marshal(api.EntryOf(s))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/orderlab/orderlab/lab/front/api"
 )
 
 // getBackground answers the background load's GET /rate: requests per
@@ -19,8 +21,8 @@ func (s *Server) getBackground(w http.ResponseWriter, r *http.Request) {
 // /rate with the token; its refusal comes back as it came.
 func (s *Server) putBackground(w http.ResponseWriter, r *http.Request) {
 	var set map[string]float64
-	if err := decode(r, &set); err != nil || len(set) == 0 {
-		fail(w, http.StatusBadRequest, `want a JSON object of service to requests per second (0: off): {"unbounded": 4}`)
+	if err := api.Decode(r, &set); err != nil || len(set) == 0 {
+		api.Fail(w, http.StatusBadRequest, `want a JSON object of service to requests per second (0: off): {"unbounded": 4}`)
 		return
 	}
 	body, _ := json.Marshal(set)
@@ -29,12 +31,12 @@ func (s *Server) putBackground(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) background(w http.ResponseWriter, r *http.Request, method string, body []byte) {
 	if s.cfg.Background == "" {
-		fail(w, http.StatusNotFound, "no background load known to the page (lab front -background URL)")
+		api.Fail(w, http.StatusNotFound, "no background load known to the page (lab front -background URL)")
 		return
 	}
 	req, err := http.NewRequestWithContext(r.Context(), method, strings.TrimRight(s.cfg.Background, "/")+"/rate", bytes.NewReader(body))
 	if err != nil {
-		fail(w, http.StatusInternalServerError, "%v", err)
+		api.Fail(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	if body != nil {
@@ -45,7 +47,7 @@ func (s *Server) background(w http.ResponseWriter, r *http.Request, method strin
 	}
 	resp, err := s.cfg.HTTP.Do(req)
 	if err != nil {
-		fail(w, http.StatusBadGateway, "the background load: %v", err)
+		api.Fail(w, http.StatusBadGateway, "the background load: %v", err)
 		return
 	}
 	defer resp.Body.Close()

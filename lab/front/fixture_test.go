@@ -20,6 +20,7 @@ import (
 	"github.com/orderlab/orderlab/internal/poll"
 	"github.com/orderlab/orderlab/lab/background"
 	"github.com/orderlab/orderlab/lab/dbproxy"
+	"github.com/orderlab/orderlab/lab/front/api"
 	"github.com/orderlab/orderlab/lab/knobs"
 	"github.com/orderlab/orderlab/lab/local"
 	"github.com/orderlab/orderlab/lab/scenario"
@@ -239,15 +240,15 @@ func (f *fixture) knobs(service string) map[string]string {
 	return v
 }
 
-func (f *fixture) waitRun(id int, what string, cond func(Run) error) Run {
+func (f *fixture) waitRun(id int, what string, cond func(api.Run) error) api.Run {
 	f.t.Helper()
 	return f.waitRunWithin(id, time.Minute, what, cond)
 }
 
 // waitRunWithin polls run id until cond holds, for at most within.
-func (f *fixture) waitRunWithin(id int, within time.Duration, what string, cond func(Run) error) Run {
+func (f *fixture) waitRunWithin(id int, within time.Duration, what string, cond func(api.Run) error) api.Run {
 	f.t.Helper()
-	var run Run
+	var run api.Run
 	poll.Until(f.t, within, what, func() error {
 		if code, body := f.call("GET", fmt.Sprintf("/api/runs/%d", id), nil, &run); code != http.StatusOK {
 			return fmt.Errorf("GET run: %d %s", code, body)

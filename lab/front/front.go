@@ -24,6 +24,11 @@
 //	GET    /api/mysteries/{id}        a mystery: its run, the answers to pick from; the reveal once answered
 //	POST   /api/mysteries/{id}/answer {"pitfall": NAME}: answer it, and see what ran
 //
+// What the lab sees and mystery mode (the last four) are package mystery's
+// (lab/front/mystery), which runs each mystery as one of this server's runs
+// and holds back what names it; what the API answers (a run, a catalog
+// entry, an error) is package api's (lab/front/api).
+//
 // One run at a time: a second start is answered 409 naming the run in
 // progress, who started it and when it should end. A run belongs to the
 // server, not to the page: it goes on when the page closes, and a page
@@ -39,12 +44,12 @@ package front
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -52,6 +57,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/front/api"
+	"github.com/orderlab/orderlab/lab/front/mystery"
 	"github.com/orderlab/orderlab/lab/knobs"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/render"
@@ -95,7 +102,7 @@ type Config struct {
 // progress and waits until its knobs are back.
 type Server struct {
 	cfg     Config
-	catalog []Entry
+	catalog []api.Entry
 	mux     *http.ServeMux
 	handler http.Handler // mux behind cross-origin protection
 
@@ -104,14 +111,18 @@ type Server struct {
 	current   *runState
 	resetting bool        // a knob reset is under way: no run may start
 	runs      []*runState // finished, oldest first
-	mysteries dice
+	mysteries *mystery.Server
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }
 
 // New checks cfg and returns the server.
-func New(cfg Config) (*Server, error) {
+func New(cfg Config) (*Server, error) { return newServer(cfg, nil) }
+
+// newServer is New with the mysteries drawn from draws (nil: a source
+// seeded at random).
+func newServer(cfg Config, draws *rand.Rand) (*Server, error) {
 	if len(cfg.Lab.Endpoints) == 0 {
 		return nil, errors.New("front: no services (Lab.Endpoints)")
 	}
@@ -137,8 +148,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, mux: http.NewServeMux()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mysteries = mystery.New(mystery.Config{Runs: mysteryRuns{s}, Catalog: cfg.Catalog, Lab: cfg.Lab, Board: cfg.Runner.Board,
+		Prometheus: cfg.Prometheus, HTTP: cfg.HTTP, Log: cfg.Log, Keep: cfg.Keep, Rand: draws})
 	for _, sc := range cfg.Catalog {
-		s.catalog = append(s.catalog, entryOf(sc))
+		s.catalog = append(s.catalog, api.EntryOf(sc))
 	}
 	s.routes()
 	// The API takes no credential (the page is the lab's, on loopback), so
@@ -170,7 +183,7 @@ func (s *Server) routes() {
 		_, _ = io.WriteString(w, htmlreport.EChartsJS())
 	})
 	m.HandleFunc("GET /api/config", s.getConfig)
-	m.HandleFunc("GET /api/catalog", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.catalog) })
+	m.HandleFunc("GET /api/catalog", func(w http.ResponseWriter, r *http.Request) { api.WriteJSON(w, http.StatusOK, s.catalog) })
 	m.HandleFunc("GET /api/runs", s.listRuns)
 	m.HandleFunc("POST /api/runs", s.startRun)
 	m.HandleFunc("GET /api/runs/{id}", s.getRun)
@@ -179,17 +192,17 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/runs/{id}/report.json", s.report(func(f render.Files, _ string) string { return f.JSON }))
 	m.HandleFunc("GET /api/runs/{id}/{file}", s.report(snapshotFile)) // what report.html links
 	m.HandleFunc("GET /api/runs/{id}/series", s.series)
-	m.HandleFunc("GET /api/knobs", s.unlessMystery(s.getKnobs))
+	m.HandleFunc("GET /api/knobs", s.mysteries.UnlessRunning(s.getKnobs))
 	m.HandleFunc("PATCH /api/knobs/{service}", s.patchKnobs)
 	m.HandleFunc("POST /api/knobs/reset", s.resetKnobs)
 	m.HandleFunc("GET /api/background", s.getBackground)
 	m.HandleFunc("PUT /api/background", s.putBackground)
-	m.HandleFunc("GET /api/diagnosis", s.getDiagnosis)
-	m.HandleFunc("POST /api/mysteries", s.startMystery)
-	m.HandleFunc("GET /api/mysteries/{id}", s.getMystery)
-	m.HandleFunc("POST /api/mysteries/{id}/answer", s.answerMystery)
+	m.HandleFunc("GET /api/diagnosis", s.mysteries.Diagnosis)
+	m.HandleFunc("POST /api/mysteries", s.mysteries.Start)
+	m.HandleFunc("GET /api/mysteries/{id}", s.mysteries.Get)
+	m.HandleFunc("POST /api/mysteries/{id}/answer", s.mysteries.Answer)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		fail(w, http.StatusNotFound, "no such API endpoint: %s %s (docs/front-page.md lists them)", r.Method, r.URL.Path)
+		api.Fail(w, http.StatusNotFound, "no such API endpoint: %s %s (docs/front-page.md lists them)", r.Method, r.URL.Path)
 	})
 }
 
@@ -210,7 +223,7 @@ func rank(name string) int {
 }
 
 func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	api.WriteJSON(w, http.StatusOK, map[string]any{
 		"services":   s.services(),
 		"board":      s.cfg.Runner.Board,
 		"grafana":    s.cfg.Grafana,
@@ -220,39 +233,17 @@ func (s *Server) getConfig(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// find is the catalog's scenario name.
+func (s *Server) find(name string) (scenario.Scenario, bool) {
+	i := slices.IndexFunc(s.cfg.Catalog, func(sc scenario.Scenario) bool { return sc.Name == name })
+	if i < 0 {
+		return scenario.Scenario{}, false
+	}
+	return s.cfg.Catalog[i], true
+}
+
 func (s *Server) knobClient(name string) *knobs.Client {
 	return &knobs.Client{Admin: s.cfg.Lab.Endpoints[name].AdminURL, Token: s.cfg.Lab.Token, HTTP: s.cfg.HTTP}
-}
-
-// problem is the API's error answer.
-type problem struct {
-	Error string `json:"error"`
-}
-
-func fail(w http.ResponseWriter, status int, format string, args ...any) {
-	writeJSON(w, status, problem{Error: fmt.Sprintf(format, args...)})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
-// decode reads a JSON body of at most 64 KiB into v, strictly.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("more than one JSON value")
-	}
-	return nil
 }
 
 // remoteHost is the host of r's remote address, without its port: who

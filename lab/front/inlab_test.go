@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/front/api"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
@@ -23,7 +24,7 @@ import (
 func TestEveryInLabScenarioRunsQuickFromThePage(t *testing.T) {
 	all, inLab := inLabScenarios(t)
 	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
-	runEach(t, f, inLab, func(s scenario.Scenario, done Run) {})
+	runEach(t, f, inLab, func(s scenario.Scenario, done api.Run) {})
 }
 
 // TestEveryInLabScenarioRunsAtFullSizeFromThePage: the same at full
@@ -41,7 +42,7 @@ func TestEveryInLabScenarioRunsAtFullSizeFromThePage(t *testing.T) {
 		}
 	}
 	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
-	runEach(t, f, inLab, func(s scenario.Scenario, done Run) {
+	runEach(t, f, inLab, func(s scenario.Scenario, done api.Run) {
 		if done.Title != s.Title {
 			t.Errorf("%s: title %q, want the full-size %q", s.Name, done.Title, s.Title)
 		}
@@ -78,28 +79,28 @@ func inLabScenarios(t *testing.T) (all, inLab []scenario.Scenario) {
 // other, and requires each to end done, with no error, its report, a
 // verdict for each expectation and a start for each phase; check looks at
 // what is particular to the test. The knobs must be back at the end.
-func runEach(t *testing.T, f *fixture, scenarios []scenario.Scenario, check func(s scenario.Scenario, done Run)) {
+func runEach(t *testing.T, f *fixture, scenarios []scenario.Scenario, check func(s scenario.Scenario, done api.Run)) {
 	t.Helper()
 	before := map[string]map[string]string{}
 	for _, svc := range scenario.Services {
 		before[svc] = f.knobs(svc)
 	}
 	for _, s := range scenarios {
-		var run Run
+		var run api.Run
 		if code, body := f.call("POST", "/api/runs", startRequest{Scenario: s.Name, Quick: true, By: "test"}, &run); code != http.StatusAccepted {
 			t.Errorf("%s: start: %d %s", s.Name, code, body)
 			continue
 		}
 		within := 2*time.Minute + 3*time.Duration(run.EndsAt.Sub(run.StartedAt))
 		started := time.Now()
-		done := f.waitRunWithin(run.ID, within, s.Name+"'s end", func(r Run) error {
+		done := f.waitRunWithin(run.ID, within, s.Name+"'s end", func(r api.Run) error {
 			if r.EndedAt == nil {
 				return fmt.Errorf("state %s, phase %+v", r.State, r.Phase)
 			}
 			return nil
 		})
 		t.Logf("%s: %s in %v (planned %v)", s.Name, done.State, time.Since(started).Round(time.Second), run.EndsAt.Sub(run.StartedAt).Round(time.Second))
-		if done.State != StateDone || done.Error != "" || done.Report == nil {
+		if done.State != api.StateDone || done.Error != "" || done.Report == nil {
 			t.Errorf("%s: %s, error %q, report %v: want it done; its log ends:\n%s", s.Name, done.State, done.Error, done.Report, tailLines(done.Log, 15))
 			continue
 		}

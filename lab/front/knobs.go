@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/front/api"
 	"github.com/orderlab/orderlab/lab/knobs"
 )
 
@@ -43,7 +44,7 @@ func (s *Server) getKnobs(w http.ResponseWriter, r *http.Request) {
 		}
 		out[name] = answer{Knobs: body}
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.WriteJSON(w, http.StatusOK, out)
 }
 
 // patchKnobs passes a change to the service's PATCH /knobs with the token,
@@ -54,19 +55,19 @@ func (s *Server) patchKnobs(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("service")
 	ep, ok := s.cfg.Lab.Endpoints[name]
 	if !ok {
-		fail(w, http.StatusNotFound, "no service %q (have %s)", name, strings.Join(s.services(), ", "))
+		api.Fail(w, http.StatusNotFound, "no service %q (have %s)", name, strings.Join(s.services(), ", "))
 		return
 	}
 	var change map[string]string
-	if err := decode(r, &change); err != nil || len(change) == 0 {
-		fail(w, http.StatusBadRequest, `want a JSON object of knob to value, values as strings in the environment's syntax: {"DB_MAX_CONNS": "5"}`)
+	if err := api.Decode(r, &change); err != nil || len(change) == 0 {
+		api.Fail(w, http.StatusBadRequest, `want a JSON object of knob to value, values as strings in the environment's syntax: {"DB_MAX_CONNS": "5"}`)
 		return
 	}
 	body, _ := json.Marshal(change)
 	u := strings.TrimRight(ep.AdminURL, "/") + "/knobs"
 	req, err := http.NewRequestWithContext(r.Context(), http.MethodPatch, u, bytes.NewReader(body))
 	if err != nil {
-		fail(w, http.StatusInternalServerError, "%v", err)
+		api.Fail(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
 	req.Header.Set("Content-Type", "application/json")
@@ -75,7 +76,7 @@ func (s *Server) patchKnobs(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := s.cfg.HTTP.Do(req)
 	if err != nil {
-		fail(w, http.StatusBadGateway, "%s: %v", name, err)
+		api.Fail(w, http.StatusBadGateway, "%s: %v", name, err)
 		return
 	}
 	defer resp.Body.Close()
@@ -100,11 +101,11 @@ func (s *Server) resetKnobs(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if running {
-		fail(w, http.StatusConflict, "a run is in progress: it puts its knobs back when it ends (or stop it first)")
+		api.Fail(w, http.StatusConflict, "a run is in progress: it puts its knobs back when it ends (or stop it first)")
 		return
 	}
 	if resetting {
-		fail(w, http.StatusConflict, "a reset of the knobs is already under way")
+		api.Fail(w, http.StatusConflict, "a reset of the knobs is already under way")
 		return
 	}
 	defer func() {
@@ -124,10 +125,10 @@ func (s *Server) resetKnobs(w http.ResponseWriter, r *http.Request) {
 	}
 	fmt.Fprintf(s.cfg.Log, "front: knobs reset from %s: %v\n", r.RemoteAddr, changed)
 	if len(errs) > 0 {
-		writeJSON(w, http.StatusBadGateway, map[string]any{"error": strings.Join(errs, "; "), "changed": changed})
+		api.WriteJSON(w, http.StatusBadGateway, map[string]any{"error": strings.Join(errs, "; "), "changed": changed})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"changed": changed})
+	api.WriteJSON(w, http.StatusOK, map[string]any{"changed": changed})
 }
 
 func (s *Server) resetOne(ctx context.Context, name string) (map[string]string, error) {

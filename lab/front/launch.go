@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/front/api"
+	"github.com/orderlab/orderlab/lab/front/mystery"
 	"github.com/orderlab/orderlab/lab/scenario"
 )
 
@@ -24,21 +26,21 @@ func byWhom(r *http.Request, name string) string {
 }
 
 // launch starts sc (quick: scenario.Quick of it) as the run in progress,
-// a mystery when ms is set, and returns its state; or answers why it
+// a mystery when sec is set, and returns its state; or answers why it
 // cannot start and returns nil.
-func (s *Server) launch(w http.ResponseWriter, sc scenario.Scenario, quick bool, by string, ms *mystery) *runState {
+func (s *Server) launch(w http.ResponseWriter, sc scenario.Scenario, quick bool, by string, sec mystery.Secret) *runState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.current != nil {
-		fail(w, http.StatusConflict, "%s", busy(s.current.view()))
+		api.Fail(w, http.StatusConflict, "%s", busy(s.current.view()))
 		return nil
 	}
 	if s.resetting {
-		fail(w, http.StatusConflict, "the knobs are being reset to their defaults: start the run when that is done")
+		api.Fail(w, http.StatusConflict, "the knobs are being reset to their defaults: start the run when that is done")
 		return nil
 	}
 	if s.ctx.Err() != nil {
-		fail(w, http.StatusServiceUnavailable, "the front page is shutting down")
+		api.Fail(w, http.StatusServiceUnavailable, "the front page is shutting down")
 		return nil
 	}
 	s.seq++
@@ -47,10 +49,10 @@ func (s *Server) launch(w http.ResponseWriter, sc scenario.Scenario, quick bool,
 	if quick {
 		run = scenario.Quick(sc)
 	}
-	rs := &runState{done: make(chan struct{}), mystery: ms}
-	rs.run = Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: run.Title, Quick: quick, Mystery: ms != nil, By: by,
-		State: StateRunning, StartedAt: now, EndsAt: now.Add(run.Planned(quick)), Board: s.cfg.Runner.Board,
-		Fix: sc.Fix, PhaseStarts: []PhaseStart{}}
+	rs := &runState{done: make(chan struct{}), secret: sec}
+	rs.run = api.Run{ID: s.seq, Scenario: sc.Name, Number: sc.Number, Title: run.Title, Quick: quick, Mystery: sec != nil, By: by,
+		State: api.StateRunning, StartedAt: now, EndsAt: now.Add(run.Planned(quick)), Board: s.cfg.Runner.Board,
+		Fix: sc.Fix, PhaseStarts: []api.PhaseStart{}}
 	for _, p := range run.Phases {
 		rs.run.Phases = append(rs.run.Phases, p.Name)
 	}
@@ -66,9 +68,12 @@ func (s *Server) launch(w http.ResponseWriter, sc scenario.Scenario, quick bool,
 	s.current = rs
 	s.wg.Add(1)
 	go s.execute(ctx, rs, sc, quick)
-	if ms != nil {
+	if sec != nil {
 		s.wg.Add(1)
-		go s.observe(rs)
+		go func() {
+			defer s.wg.Done()
+			sec.Watch(s.ctx, rs.done)
+		}()
 	}
 	fmt.Fprintf(s.cfg.Log, "front: run %d: %s%s, started by %s\n", rs.run.ID, sc.Name, map[bool]string{true: " (quick)"}[quick], by)
 	return rs

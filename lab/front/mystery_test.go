@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/internal/poll"
-	"github.com/orderlab/orderlab/lab/diagnose"
+	"github.com/orderlab/orderlab/lab/front/mystery"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
-	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/lab/scenario/runner"
 	"github.com/orderlab/orderlab/lab/scenario/setup"
 )
@@ -60,12 +59,11 @@ func labPage(t *testing.T, prom string, seed uint64) (*Server, string) {
 	for _, svc := range scenario.Services {
 		eps[svc] = setup.Endpoint{URL: "http://127.0.0.1:1", MetricsURL: "http://127.0.0.1:1/metrics", AdminURL: "http://127.0.0.1:1"}
 	}
-	srv, err := New(Config{Catalog: all, Prometheus: prom, Lab: setup.Lab{Endpoints: eps},
-		Runner: runner.Runner{Out: t.TempDir(), Board: "http://grafana.test/d/orderlab-pool-starvation"}})
+	srv, err := newServer(Config{Catalog: all, Prometheus: prom, Lab: setup.Lab{Endpoints: eps},
+		Runner: runner.Runner{Out: t.TempDir(), Board: "http://grafana.test/d/orderlab-pool-starvation"}}, rand.New(rand.NewPCG(seed, 7)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.mysteries.rng = rand.New(rand.NewPCG(seed, 7))
 	page := httptest.NewServer(srv)
 	t.Cleanup(func() { page.Close(); srv.Close() })
 	return srv, page.URL
@@ -104,7 +102,7 @@ func revealOnce(t *testing.T, seed uint64) {
 	if code != http.StatusAccepted {
 		t.Fatalf("start: %d %s", code, started)
 	}
-	var m Mystery
+	var m mystery.Mystery
 	if err := json.Unmarshal([]byte(started), &m); err != nil {
 		t.Fatal(err)
 	}
@@ -146,9 +144,9 @@ func revealOnce(t *testing.T, seed uint64) {
 		t.Errorf("a second answer: %d %s, want 409", code, again)
 	}
 	// The last question to Prometheus comes after the run's end.
-	var rv *Reveal
+	var rv *mystery.Reveal
 	poll.Until(t, 30*time.Second, "the question after the run's end", func() error {
-		var got Mystery
+		var got mystery.Mystery
 		_, body := get(t, "GET", page+"/api/mysteries/"+id, "")
 		if err := json.Unmarshal([]byte(body), &got); err != nil || got.Reveal == nil {
 			return fmt.Errorf("%v: %.300s", err, body)
@@ -176,7 +174,7 @@ func revealOnce(t *testing.T, seed uint64) {
 			t.Errorf("answer %d before the reveal names %v:\n%s", i, tell, b)
 		}
 	}
-	if rv.Answer != answer || rv.Correct != (answer == ran.Pitfall) || !slices.ContainsFunc(recipes, func(r recipe) bool { return r.Pitfall == ran.Pitfall }) {
+	if rv.Answer != answer || rv.Correct != (answer == ran.Pitfall) || !slices.ContainsFunc(m.Choices, func(c mystery.Choice) bool { return c.Pitfall == ran.Pitfall }) {
 		t.Errorf("reveal: answer %s, correct %v, ran %s", rv.Answer, rv.Correct, ran.Pitfall)
 	}
 	if len(ran.Settings) == 0 || len(ran.Knobs) == 0 || len(ran.Load) != 1 || ran.Page != "docs/scenarios/"+ran.Pitfall+".md" {
@@ -189,7 +187,7 @@ func revealOnce(t *testing.T, seed uint64) {
 		d.Named != (ran.Pitfall == "connection-leak") {
 		t.Errorf("diagnosed %+v", d)
 	}
-	if len(rv.Panels) < 2 || rv.Panels[0].Title != firingPanel || !strings.Contains(rv.Panels[0].URL, "viewPanel=panel-3") ||
+	if len(rv.Panels) < 2 || rv.Panels[0].Title != "What is firing: pitfalls named by the alerts" || !strings.Contains(rv.Panels[0].URL, "viewPanel=panel-3") ||
 		!strings.Contains(rv.Panels[0].URL, "from=") || strings.Contains(rv.Panels[0].URL, "to=now") || !strings.Contains(rv.Board, "&to=") {
 		t.Errorf("board %s, panels %+v: want the run's range, the alerts' panel first", rv.Board, rv.Panels)
 	}
@@ -221,7 +219,7 @@ func withoutChoices(t *testing.T, body string) string {
 func TestWhatTheLabSees(t *testing.T) {
 	_, page := labPage(t, stubPrometheus(t, promRules, leakFiring), 1)
 	code, body := get(t, "GET", page+"/api/diagnosis", "")
-	var d Diagnosis
+	var d mystery.Diagnosis
 	if code != http.StatusOK || json.Unmarshal([]byte(body), &d) != nil {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -246,69 +244,5 @@ func TestWhatTheLabSees(t *testing.T) {
 	_, page = labPage(t, stubPrometheus(t, `{"groups":[]}`, `{"alerts":[]}`), 1)
 	if code, body := get(t, "GET", page+"/api/diagnosis", ""); code != http.StatusServiceUnavailable || !strings.Contains(body, "no pitfall rule loaded") {
 		t.Errorf("no pitfall rules: %d %s", code, body)
-	}
-}
-
-// TestNoteKeepsEachAlertOnce: what the lab sees during a mystery keeps each
-// pitfall on each service once, from its first reading to its last, with
-// the last evidence; a failed question is remembered, not counted.
-func TestNoteKeepsEachAlertOnce(t *testing.T) {
-	t0 := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
-	leak := func(ev string) Finding {
-		f := Finding{Summary: ev}
-		f.Pitfall, f.Service = "connection-leak", "unbounded"
-		return f
-	}
-	var m mystery
-	m.note(nil, fmt.Errorf("connection refused"), t0)
-	m.note([]Finding{leak("first")}, nil, t0.Add(5*time.Second))
-	m.note(nil, nil, t0.Add(10*time.Second))
-	m.note([]Finding{leak("last"), {Finding: diagnoseFinding("pool-starvation", "semaphore")}}, nil, t0.Add(15*time.Second))
-	if m.questions != 3 || m.askErr != "connection refused" || len(m.seen) != 2 {
-		t.Fatalf("%+v", m)
-	}
-	if s := m.seen[0]; s.Summary != "last" || !s.FirstSeen.Equal(t0.Add(5*time.Second)) || !s.LastSeen.Equal(t0.Add(15*time.Second)) {
-		t.Errorf("the leak: %+v", s)
-	}
-	if s := m.seen[1]; s.Pitfall != "pool-starvation" || !s.FirstSeen.Equal(t0.Add(15*time.Second)) {
-		t.Errorf("the starvation: %+v", s)
-	}
-}
-
-func diagnoseFinding(pitfall, service string) diagnose.Finding {
-	return diagnose.Finding{Pitfall: pitfall, Service: service}
-}
-
-// TestARunHoldsBackWhatNamesItsMystery: a mystery run's log and error name
-// its knobs, its verdicts and report its pitfall: none of them is in its
-// view until it is answered, and all of them are after.
-func TestARunHoldsBackWhatNamesItsMystery(t *testing.T) {
-	rs := &runState{mystery: &mystery{}}
-	rs.log.Write([]byte("   knobs: LEAK_EVERY=7 on unbounded\n"))
-	rs.run = Run{ID: 4, Scenario: "mystery", Mystery: true, State: StateFailed, Error: "phase mystery: PATCH LEAK_EVERY: refused",
-		Verdicts: []result.Verdict{{Target: "unbounded", Says: "connection-leak: the pool runs dry"}}, Conclusion: "the leak shows",
-		Fix: "release every connection", Explanation: []string{"unbounded: leaks"}, Report: &Links{HTML: "/api/runs/4/report.html"}}
-	view := func() string {
-		b, err := json.Marshal(rs.view())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	before := view()
-	for _, tell := range []string{"LEAK_EVERY", "leak", "report.html", "release every"} {
-		if strings.Contains(before, tell) {
-			t.Errorf("before the answer the run says %q: %s", tell, before)
-		}
-	}
-	if !strings.Contains(before, "shown once the mystery is answered") {
-		t.Errorf("before the answer the run does not say what it holds back: %s", before)
-	}
-	rs.mystery.answer = "pool-starvation"
-	after := view()
-	for _, tell := range []string{"LEAK_EVERY=7", "PATCH LEAK_EVERY", "connection-leak: the pool", "report.html", "release every"} {
-		if !strings.Contains(after, tell) {
-			t.Errorf("after the answer the run lacks %q: %s", tell, after)
-		}
 	}
 }

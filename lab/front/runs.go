@@ -8,132 +8,46 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/front/api"
+	"github.com/orderlab/orderlab/lab/front/mystery"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/render"
 	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/lab/scenario/runner"
-	"github.com/orderlab/orderlab/loadtest/htmlreport"
 )
-
-// Run states.
-const (
-	StateRunning  = "running"  // phases under way
-	StateStopping = "stopping" // Stop was asked: the runner is putting the knobs back
-	StateStopped  = "stopped"  // stopped before its end; knobs put back
-	StateDone     = "done"     // every phase ran
-	StateFailed   = "failed"   // a phase could not run; knobs put back
-)
-
-// Run is one run as the API shows it.
-type Run struct {
-	ID       int    `json:"id"`
-	Scenario string `json:"scenario"`
-	Number   int    `json:"number"`
-	Title    string `json:"title"`
-	Quick    bool   `json:"quick"`
-	// Mystery: a pitfall run without its name (GET /api/mysteries/{id});
-	// until it is answered its log, error, verdicts and report are held back.
-	Mystery bool   `json:"mystery,omitempty"`
-	By      string `json:"by"` // the name given, or "someone at" the remote host
-	State   string `json:"state"`
-	// StartedAt and EndsAt (planned: the load of every phase, knob changes
-	// not counted), EndedAt once it ended.
-	StartedAt time.Time  `json:"started_at"`
-	EndsAt    time.Time  `json:"ends_at"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"`
-	Phases    []string   `json:"phases"`
-	Phase     *Phase     `json:"phase,omitempty"` // the phase under way
-	// PhaseStarts is when each phase began, its knobs applied, in order:
-	// the live charts mark each.
-	PhaseStarts []PhaseStart `json:"phase_starts"`
-	Error       string       `json:"error,omitempty"`
-	// Board opens the board on the run's range: up to now, refreshing,
-	// while it runs; its exact range once it ended.
-	Board    string           `json:"board,omitempty"`
-	Verdicts []result.Verdict `json:"verdicts,omitempty"`
-	// Picture is the verdict's figures as one chart draws them, Drawing
-	// that chart (the ECharts option the report draws too), and
-	// Conclusion the verdicts in a sentence, once the run ended.
-	Picture    *result.Picture     `json:"picture,omitempty"`
-	Drawing    *htmlreport.Drawing `json:"picture_drawing,omitempty"`
-	Conclusion string              `json:"conclusion,omitempty"`
-	// Explanation is what the scenario expects of each target, and Fix the
-	// remedy, from the catalog.
-	Explanation []string `json:"explanation,omitempty"`
-	Fix         string   `json:"fix,omitempty"`
-	Report      *Links   `json:"report,omitempty"` // once written
-	Log         []string `json:"log"`              // the runner's last lines
-}
-
-// Phase is the phase under way.
-type Phase struct {
-	Name      string    `json:"name"`
-	Index     int       `json:"index"` // from 0
-	Of        int       `json:"of"`
-	StartedAt time.Time `json:"started_at"`
-	// EndsAt is when its planned load ends; zero when only the load decides.
-	EndsAt time.Time `json:"ends_at,omitzero"`
-}
-
-// PhaseStart is a phase beginning.
-type PhaseStart struct {
-	Name string    `json:"name"`
-	At   time.Time `json:"at"`
-	// BoundRPS is the phase's Little's-law bound at the size that runs
-	// (quick or full); 0 when the phase states none.
-	BoundRPS float64 `json:"bound_rps,omitempty"`
-}
-
-// Links are a run's report and result, served by the page.
-type Links struct {
-	HTML string `json:"html"`
-	JSON string `json:"json"`
-}
 
 // runState is a run and what the server keeps of it.
 type runState struct {
 	mu     sync.Mutex
-	run    Run
+	run    api.Run
 	files  render.Files
 	cancel context.CancelFunc
 	done   chan struct{}
 	log    logTail
-	// mystery is set for a mystery run; guarded by mu.
-	mystery *mystery
+	// secret is set for a mystery run (package mystery): until it is
+	// answered, the run's views are withheld and its report refused.
+	secret mystery.Secret
 }
 
-func (rs *runState) view() Run {
+func (rs *runState) view() api.Run {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	v := rs.run
 	v.Log = rs.log.lines()
-	if v.State == StateRunning || v.State == StateStopping {
-		v.Board = liveBoard(v.Board, v.StartedAt)
+	if v.State == api.StateRunning || v.State == api.StateStopping {
+		v.Board = api.LiveBoard(v.Board, v.StartedAt)
 	}
 	if rs.hidden() {
-		v = withheld(v)
+		v = rs.secret.Withhold(v)
 	}
 	return v
 }
 
-// liveBoard is the board from start to now, refreshing every 5 s.
-func liveBoard(board string, start time.Time) string {
-	if board == "" {
-		return ""
-	}
-	sep := "?"
-	if strings.Contains(board, "?") {
-		sep = "&"
-	}
-	return fmt.Sprintf("%s%sfrom=%d&to=now&refresh=5s", board, sep, start.UnixMilli())
-}
-
 // busy is the answer to a start while a run is in progress.
-func busy(v Run) string {
+func busy(v api.Run) string {
 	return fmt.Sprintf("run %d (%d %s) is in progress, started by %s at %s, ending about %s: stop it first (POST /api/runs/current/stop)",
 		v.ID, v.Number, v.Scenario, v.By, v.StartedAt.UTC().Format("15:04:05 UTC"), v.EndsAt.UTC().Format("15:04:05 UTC"))
 }
@@ -146,21 +60,21 @@ type startRequest struct {
 
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request) {
 	var req startRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, http.StatusBadRequest, `want {"scenario": NAME, "quick": true|false, "by": "your name"}: %v`, err)
+	if err := api.Decode(r, &req); err != nil {
+		api.Fail(w, http.StatusBadRequest, `want {"scenario": NAME, "quick": true|false, "by": "your name"}: %v`, err)
 		return
 	}
 	sc, ok := s.find(req.Scenario)
 	if !ok {
-		fail(w, http.StatusNotFound, "no scenario %q (GET /api/catalog lists them)", req.Scenario)
+		api.Fail(w, http.StatusNotFound, "no scenario %q (GET /api/catalog lists them)", req.Scenario)
 		return
 	}
 	if ok, why := scenario.InLab(sc); !ok {
-		fail(w, http.StatusUnprocessableEntity, "%s cannot run in the running lab: it %s", sc.Name, why)
+		api.Fail(w, http.StatusUnprocessableEntity, "%s cannot run in the running lab: it %s", sc.Name, why)
 		return
 	}
 	if rs := s.launch(w, sc, req.Quick, byWhom(r, req.By), nil); rs != nil {
-		writeJSON(w, http.StatusAccepted, rs.view())
+		api.WriteJSON(w, http.StatusAccepted, rs.view())
 	}
 }
 
@@ -179,12 +93,12 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 			return
 		}
 		now := time.Now().UTC()
-		p := &Phase{Name: ev.Phase, Index: ev.Index, Of: ev.Of, StartedAt: now}
+		p := &api.Phase{Name: ev.Phase, Index: ev.Index, Of: ev.Of, StartedAt: now}
 		if ev.Planned > 0 {
 			p.EndsAt = now.Add(ev.Planned)
 		}
 		rs.run.Phase = p
-		rs.run.PhaseStarts = append(rs.run.PhaseStarts, PhaseStart{Name: ev.Phase, At: now, BoundRPS: ev.BoundRPS})
+		rs.run.PhaseStarts = append(rs.run.PhaseStarts, api.PhaseStart{Name: ev.Phase, At: now, BoundRPS: ev.BoundRPS})
 	}
 	res, files, err := func() (res *result.Result, files render.Files, err error) {
 		defer func() {
@@ -200,13 +114,13 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 	v.EndedAt, v.Phase = &now, nil
 	switch {
 	case ctx.Err() != nil:
-		v.State = StateStopped
+		v.State = api.StateStopped
 	case err != nil:
-		v.State = StateFailed
+		v.State = api.StateFailed
 	default:
-		v.State = StateDone
+		v.State = api.StateDone
 	}
-	if v.State == StateStopped {
+	if v.State == api.StateStopped {
 		err = withoutCancel(err) // the Stop itself; a knob or proxy not put back stays
 	}
 	if err != nil {
@@ -220,7 +134,7 @@ func (s *Server) execute(ctx context.Context, rs *runState, sc scenario.Scenario
 	if files.HTML != "" {
 		rs.files = files
 		base := fmt.Sprintf("/api/runs/%d/", v.ID)
-		v.Report = &Links{HTML: base + "report.html", JSON: base + "report.json"}
+		v.Report = &api.Links{HTML: base + "report.html", JSON: base + "report.json"}
 	}
 	state, id := v.State, v.ID
 	rs.mu.Unlock()
@@ -246,9 +160,9 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	cur, runs := s.current, append([]*runState(nil), s.runs...)
 	s.mu.Unlock()
 	out := struct {
-		Current *Run  `json:"current"`
-		Runs    []Run `json:"runs"` // finished, newest first
-	}{Runs: []Run{}}
+		Current *api.Run  `json:"current"`
+		Runs    []api.Run `json:"runs"` // finished, newest first
+	}{Runs: []api.Run{}}
 	if cur != nil {
 		v := cur.view()
 		out.Current = &v
@@ -258,7 +172,7 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 		v.Log = nil
 		out.Runs = append(out.Runs, v)
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.WriteJSON(w, http.StatusOK, out)
 }
 
 // lookup finds run id ("current" included) among the current and kept runs.
@@ -286,10 +200,10 @@ func (s *Server) lookup(id string) *runState {
 func (s *Server) getRun(w http.ResponseWriter, r *http.Request) {
 	rs := s.lookup(r.PathValue("id"))
 	if rs == nil {
-		fail(w, http.StatusNotFound, "no run %s among the current one and the last %d", r.PathValue("id"), s.cfg.Keep)
+		api.Fail(w, http.StatusNotFound, "no run %s among the current one and the last %d", r.PathValue("id"), s.cfg.Keep)
 		return
 	}
-	writeJSON(w, http.StatusOK, rs.view())
+	api.WriteJSON(w, http.StatusOK, rs.view())
 }
 
 func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
@@ -297,12 +211,12 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	rs := s.current
 	s.mu.Unlock()
 	if rs == nil {
-		fail(w, http.StatusConflict, "no run in progress: nothing to stop")
+		api.Fail(w, http.StatusConflict, "no run in progress: nothing to stop")
 		return
 	}
 	rs.mu.Lock()
-	if rs.run.State == StateRunning {
-		rs.run.State = StateStopping
+	if rs.run.State == api.StateRunning {
+		rs.run.State = api.StateStopping
 	}
 	rs.mu.Unlock()
 	rs.cancel()
@@ -313,7 +227,7 @@ func (s *Server) stopRun(w http.ResponseWriter, r *http.Request) {
 	case <-time.After(5 * time.Second):
 	case <-r.Context().Done():
 	}
-	writeJSON(w, http.StatusAccepted, rs.view())
+	api.WriteJSON(w, http.StatusAccepted, rs.view())
 }
 
 // report serves the file of a run that pick picks from its files, given
@@ -322,14 +236,14 @@ func (s *Server) report(pick func(f render.Files, file string) string) http.Hand
 	return func(w http.ResponseWriter, r *http.Request) {
 		rs := s.lookup(r.PathValue("id"))
 		if rs == nil {
-			fail(w, http.StatusNotFound, "no run %s among the current one and the last %d", r.PathValue("id"), s.cfg.Keep)
+			api.Fail(w, http.StatusNotFound, "no run %s among the current one and the last %d", r.PathValue("id"), s.cfg.Keep)
 			return
 		}
 		rs.mu.Lock()
 		path, hidden := pick(rs.files, r.PathValue("file")), rs.hidden()
 		rs.mu.Unlock()
 		if hidden {
-			fail(w, http.StatusConflict, "run %s is a mystery: its report names it, and is served once it is answered (POST /api/mysteries/%s/answer)", r.PathValue("id"), r.PathValue("id"))
+			api.Fail(w, http.StatusConflict, "run %s is a mystery: its report names it, and is served once it is answered (POST /api/mysteries/%s/answer)", r.PathValue("id"), r.PathValue("id"))
 			return
 		}
 		if path == "" && r.PathValue("file") != "" {
@@ -337,7 +251,7 @@ func (s *Server) report(pick func(f render.Files, file string) string) http.Hand
 			return
 		}
 		if path == "" {
-			fail(w, http.StatusNotFound, "run %s has no report yet: it is written when the run ends", r.PathValue("id"))
+			api.Fail(w, http.StatusNotFound, "run %s has no report yet: it is written when the run ends", r.PathValue("id"))
 			return
 		}
 		http.ServeFile(w, r, path)

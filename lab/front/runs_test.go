@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/orderlab/orderlab/lab/front/api"
 	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/result"
 )
@@ -21,11 +22,11 @@ func TestOneRunAtATimeAndStopPutsTheKnobsBack(t *testing.T) {
 	f := newFixture(t)
 	before := map[string]map[string]string{"unbounded": f.knobs("unbounded"), "semaphore": f.knobs("semaphore")}
 
-	var run Run
+	var run api.Run
 	if code, body := f.call("POST", "/api/runs", startRequest{Scenario: "long", By: "tester"}, &run); code != http.StatusAccepted {
 		t.Fatalf("start: %d %s", code, body)
 	}
-	during := f.waitRun(run.ID, "the phase under way, with its knobs", func(r Run) error {
+	during := f.waitRun(run.ID, "the phase under way, with its knobs", func(r api.Run) error {
 		if r.Phase == nil || r.Phase.Name != "hold" || r.Phase.EndsAt.IsZero() {
 			return fmt.Errorf("phase %+v", r.Phase)
 		}
@@ -47,8 +48,8 @@ func TestOneRunAtATimeAndStopPutsTheKnobsBack(t *testing.T) {
 		t.Errorf("reset during a run: %d %s, want 409", code, body)
 	}
 	var listed struct {
-		Current *Run
-		Runs    []Run
+		Current *api.Run
+		Runs    []api.Run
 	}
 	if f.call("GET", "/api/runs", nil, &listed); listed.Current == nil || listed.Current.ID != run.ID ||
 		!strings.Contains(listed.Current.Board, "&to=now&refresh=5s") {
@@ -58,8 +59,8 @@ func TestOneRunAtATimeAndStopPutsTheKnobsBack(t *testing.T) {
 	if code, body := f.call("POST", "/api/runs/current/stop", nil, nil); code != http.StatusAccepted {
 		t.Fatalf("stop: %d %s", code, body)
 	}
-	stopped := f.waitRun(run.ID, "the run stopped", func(r Run) error {
-		if r.State != StateStopped {
+	stopped := f.waitRun(run.ID, "the run stopped", func(r api.Run) error {
+		if r.State != api.StateStopped {
 			return fmt.Errorf("state %s", r.State)
 		}
 		return nil
@@ -79,20 +80,20 @@ func TestOneRunAtATimeAndStopPutsTheKnobsBack(t *testing.T) {
 
 func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	f := newFixture(t)
-	var run Run
+	var run api.Run
 	if code, body := f.call("POST", "/api/runs", startRequest{Scenario: "short", Quick: true}, &run); code != http.StatusAccepted {
 		t.Fatalf("start: %d %s", code, body)
 	}
 	if run.By != "someone at 127.0.0.1" {
 		t.Errorf("by %q, want the remote host when no name is given", run.By)
 	}
-	done := f.waitRun(run.ID, "the run's end", func(r Run) error {
-		if r.State == StateRunning || r.State == StateStopping {
+	done := f.waitRun(run.ID, "the run's end", func(r api.Run) error {
+		if r.State == api.StateRunning || r.State == api.StateStopping {
 			return fmt.Errorf("state %s", r.State)
 		}
 		return nil
 	})
-	if done.State != StateDone || done.Error != "" {
+	if done.State != api.StateDone || done.Error != "" {
 		t.Fatalf("run ended %s: %s", done.State, done.Error)
 	}
 	marks := map[string]string{}
@@ -120,8 +121,8 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 	// A page opened now shows this run on top: no run in progress, this
 	// one the newest, with its verdicts and picture.
 	var after struct {
-		Current *Run
-		Runs    []Run
+		Current *api.Run
+		Runs    []api.Run
 	}
 	if f.call("GET", "/api/runs", nil, &after); after.Current != nil || len(after.Runs) != 1 || after.Runs[0].ID != done.ID ||
 		len(after.Runs[0].Verdicts) != 3 || after.Runs[0].Drawing == nil || after.Runs[0].Conclusion == "" {
@@ -167,11 +168,11 @@ func TestARunEndsWithVerdictsAndItsReports(t *testing.T) {
 
 	// Keep 2: the third run's end deletes the first one's reports.
 	for range 2 {
-		var next Run
+		var next api.Run
 		if code, body := f.call("POST", "/api/runs", startRequest{Scenario: "short", Quick: true}, &next); code != http.StatusAccepted {
 			t.Fatalf("start: %d %s", code, body)
 		}
-		f.waitRun(next.ID, "the run's end", func(r Run) error {
+		f.waitRun(next.ID, "the run's end", func(r api.Run) error {
 			if r.EndedAt == nil {
 				return fmt.Errorf("state %s", r.State)
 			}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/orderlab/orderlab/lab/front/api"
 )
 
 // A chart of the page: fixed queries, chosen here, never sent by the
@@ -94,11 +96,11 @@ const lead = 30 * time.Second
 func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 	rs := s.lookup(r.PathValue("id"))
 	if rs == nil {
-		fail(w, http.StatusNotFound, "no run %s among the current one and the last %d", r.PathValue("id"), s.cfg.Keep)
+		api.Fail(w, http.StatusNotFound, "no run %s among the current one and the last %d", r.PathValue("id"), s.cfg.Keep)
 		return
 	}
 	if s.cfg.Prometheus == "" {
-		fail(w, http.StatusNotFound, "no Prometheus known to the page (lab front -prometheus URL)")
+		api.Fail(w, http.StatusNotFound, "no Prometheus known to the page (lab front -prometheus URL)")
 		return
 	}
 	v := rs.view()
@@ -109,10 +111,10 @@ func (s *Server) series(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.query(r.Context(), sc.Targets, v.StartedAt.Add(-lead), to)
 	if err != nil {
-		fail(w, http.StatusBadGateway, "Prometheus: %v", err)
+		api.Fail(w, http.StatusBadGateway, "Prometheus: %v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.WriteJSON(w, http.StatusOK, out)
 }
 
 // query reads every chart for jobs over from..to, with at most about 240

@@ -1,5 +1,5 @@
 // Package audit owns the slow "audit write" that may follow each committed
-// order: the slow stage of the backpressure-void scenario (docs/scenarios:
+// order: the write the backpressure-void scenario slows (docs/scenarios:
 // backpressure-void). How the writes are scheduled is the concurrency model's business: unbounded and
 // semaphore start one goroutine per order, the pipeline runs a bounded stage.
 package audit

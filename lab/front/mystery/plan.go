@@ -1,4 +1,4 @@
-package front
+package mystery
 
 import (
 	"fmt"
@@ -281,7 +281,7 @@ func setLoad(l *scenario.Load, name string, n int) (was string) {
 	case "duration":
 		was, l.Duration = l.Duration.D().String(), scenario.Duration(time.Duration(n)*time.Second)
 	default:
-		panic("front: no load field " + name)
+		panic("mystery: no load field " + name)
 	}
 	if was == "0" || was == "0s" {
 		was = ""

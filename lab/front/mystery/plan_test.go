@@ -1,4 +1,4 @@
-package front
+package mystery
 
 import (
 	"maps"
@@ -147,7 +147,7 @@ func mustQuery(t *testing.T, path string) url.Values {
 // are exactly the pitfall labels of prometheus/rules/pitfalls.yml, and
 // each is run by a recipe or said not to be.
 func TestTheAnswersAreThePitfallsTheAlertsName(t *testing.T) {
-	data, err := os.ReadFile("../../prometheus/rules/pitfalls.yml")
+	data, err := os.ReadFile("../../../prometheus/rules/pitfalls.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

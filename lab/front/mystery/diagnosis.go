@@ -1,4 +1,4 @@
-package front
+package mystery
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/orderlab/orderlab/lab/diagnose"
+	"github.com/orderlab/orderlab/lab/front/api"
 )
 
 // askWait bounds one question to Prometheus about the pitfall alerts.
@@ -50,20 +51,20 @@ func (s *Server) ask(ctx context.Context) (diagnose.Report, error) {
 	return diagnose.Read(ctx, s.cfg.HTTP, s.cfg.Prometheus)
 }
 
-// getDiagnosis answers GET /api/diagnosis: 200 with what the lab sees; 503
+// Diagnosis answers GET /api/diagnosis: 200 with what the lab sees; 503
 // naming Prometheus and why when it cannot ask; 409 while a mystery waits
 // for its answer, since the alerts would give it away.
-func (s *Server) getDiagnosis(w http.ResponseWriter, r *http.Request) {
+func (s *Server) Diagnosis(w http.ResponseWriter, r *http.Request) {
 	if id, ok := s.unansweredMystery(); ok {
-		fail(w, http.StatusConflict, "a mystery is running (run %d): what the lab sees is shown once you answer (POST /api/mysteries/%d/answer)", id, id)
+		api.Fail(w, http.StatusConflict, "a mystery is running (run %d): what the lab sees is shown once you answer (POST /api/mysteries/%d/answer)", id, id)
 		return
 	}
 	rep, err := s.ask(r.Context())
 	if err != nil {
-		fail(w, http.StatusServiceUnavailable, "cannot ask Prometheus at %s: %v", s.cfg.Prometheus, err)
+		api.Fail(w, http.StatusServiceUnavailable, "cannot ask Prometheus at %s: %v", s.cfg.Prometheus, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.diagnosisOf(rep, time.Now().UTC()))
+	api.WriteJSON(w, http.StatusOK, s.diagnosisOf(rep, time.Now().UTC()))
 }
 
 func (s *Server) diagnosisOf(rep diagnose.Report, now time.Time) Diagnosis {
@@ -94,16 +95,16 @@ func (s *Server) findings(fs []diagnose.Finding, now time.Time) []Finding {
 // to now, refreshing); "" when the page knows no board or no such panel.
 func (s *Server) panelLink(title string, from, to time.Time) string {
 	id, ok := boardPanels[title]
-	if !ok || s.cfg.Runner.Board == "" {
+	if !ok || s.cfg.Board == "" {
 		return ""
 	}
-	return rangeLink(s.cfg.Runner.Board, from, to) + "&viewPanel=" + url.QueryEscape(fmt.Sprintf("panel-%d", id))
+	return rangeLink(s.cfg.Board, from, to) + "&viewPanel=" + url.QueryEscape(fmt.Sprintf("panel-%d", id))
 }
 
 // rangeLink is board on from..to; to zero: up to now, refreshing every 5 s.
 func rangeLink(board string, from, to time.Time) string {
 	if to.IsZero() {
-		return liveBoard(board, from)
+		return api.LiveBoard(board, from)
 	}
 	sep := "?"
 	if u, err := url.Parse(board); err == nil && u.RawQuery != "" {

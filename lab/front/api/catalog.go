@@ -1,9 +1,8 @@
-package front
+package api
 
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 
 	"github.com/orderlab/orderlab/lab/scenario"
@@ -52,7 +51,8 @@ type PhaseEntry struct {
 	Seconds float64           `json:"seconds"`
 }
 
-func entryOf(s scenario.Scenario) Entry {
+// EntryOf is s as the catalog shows it.
+func EntryOf(s scenario.Scenario) Entry {
 	ok, why := scenario.InLab(s)
 	e := Entry{Number: s.Number, Name: s.Name, Title: s.Title, Kind: s.Kind, Reproduces: s.Reproduces,
 		Question: strings.TrimSpace(s.Question), Targets: s.Targets, Expect: s.Expect, Panels: s.Panels, Fix: s.Fix,
@@ -98,14 +98,4 @@ func entryOf(s scenario.Scenario) Entry {
 		e.Expect = []scenario.Expectation{}
 	}
 	return e
-}
-
-// pause is the runner's default pause between targets.
-
-func (s *Server) find(name string) (scenario.Scenario, bool) {
-	i := slices.IndexFunc(s.cfg.Catalog, func(sc scenario.Scenario) bool { return sc.Name == name })
-	if i < 0 {
-		return scenario.Scenario{}, false
-	}
-	return s.cfg.Catalog[i], true
 }

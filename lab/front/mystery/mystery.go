@@ -1,4 +1,4 @@
-package front
+package mystery
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/front/api"
 	"github.com/orderlab/orderlab/lab/scenario"
 )
 
@@ -26,10 +27,12 @@ const mysteryPoll = 5 * time.Second
 // they go on naming the pitfall for about that long.
 const afterglow = 2 * time.Minute
 
-// mystery is what the server keeps of a mystery run, guarded by its
-// runState's mu.
+// mystery is what the server keeps of a mystery run: the page holds it
+// beside the run, as its Secret.
 type mystery struct {
+	srv        *Server
 	plan       plan
+	mu         sync.Mutex // guards what follows
 	answer     string
 	answeredAt time.Time
 	seen       []Seen // every pitfall alert seen firing during the run, in order
@@ -63,14 +66,20 @@ func (m *mystery) note(fs []Finding, err error, at time.Time) {
 	}
 }
 
-// hidden says whether rs's run is a mystery nobody has answered yet; the
-// caller holds rs.mu.
-func (rs *runState) hidden() bool { return rs.mystery != nil && rs.mystery.answer == "" }
+// Hidden says whether nobody has answered the mystery yet.
+func (m *mystery) Hidden() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.answer == ""
+}
+
+// Withhold is v without what names the pitfall.
+func (m *mystery) Withhold(v api.Run) api.Run { return withheld(v) }
 
 // withheld is a mystery run's view before its answer: what would name the
 // pitfall (the runner's log and error name the knobs; the verdicts, the
 // picture and the report) is held back.
-func withheld(v Run) Run {
+func withheld(v api.Run) api.Run {
 	v.Log = []string{"(the runner's log names the knobs: it is shown once the mystery is answered)"}
 	if v.Error != "" {
 		v.Error = "the run did not finish; what went wrong names the knobs, and is shown once the mystery is answered"
@@ -82,7 +91,7 @@ func withheld(v Run) Run {
 // Mystery is a mystery as the API shows it.
 type Mystery struct {
 	ID      int      `json:"id"` // its run: GET /api/runs/{id}
-	Run     Run      `json:"run"`
+	Run     api.Run  `json:"run"`
 	Choices []Choice `json:"choices"` // every pitfall the lab's alerts name
 	// Reveal, once answered.
 	Reveal *Reveal `json:"reveal,omitempty"`
@@ -211,40 +220,39 @@ type mysteryRequest struct {
 	By    string `json:"by"`
 }
 
-func (s *Server) startMystery(w http.ResponseWriter, r *http.Request) {
+// Start answers POST /api/mysteries: it draws a mystery and runs it.
+func (s *Server) Start(w http.ResponseWriter, r *http.Request) {
 	var req mysteryRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name"}: %v`, err)
+	if err := api.Decode(r, &req); err != nil {
+		api.Fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name"}: %v`, err)
 		return
 	}
-	pl, err := s.mysteries.draw(s.candidates(r.Context()), s.find)
+	pl, err := s.dice.draw(s.candidates(r.Context()), s.find)
 	if err != nil {
-		fail(w, http.StatusUnprocessableEntity, "no mystery to run: %v", err)
+		api.Fail(w, http.StatusUnprocessableEntity, "no mystery to run: %v", err)
 		return
 	}
-	if rs := s.launch(w, pl.Scenario, req.Quick, byWhom(r, req.By), &mystery{plan: pl}); rs != nil {
-		writeJSON(w, http.StatusAccepted, s.mysteryView(rs))
+	m := &mystery{srv: s, plan: pl}
+	if v, ok := s.cfg.Runs.Start(w, r, pl.Scenario, req.Quick, req.By, m); ok {
+		api.WriteJSON(w, http.StatusAccepted, s.mysteryView(v, m))
 	}
 }
 
-// mysteryRun is run id's state if it is a mystery; else it answers 404.
-func (s *Server) mysteryRun(w http.ResponseWriter, r *http.Request) *runState {
-	rs := s.lookup(r.PathValue("id"))
-	if rs != nil {
-		rs.mu.Lock()
-		ok := rs.mystery != nil
-		rs.mu.Unlock()
-		if ok {
-			return rs
-		}
+// mysteryRun is run id's view and its mystery, if it is one; else it
+// answers 404 and returns a nil mystery.
+func (s *Server) mysteryRun(w http.ResponseWriter, r *http.Request) (api.Run, *mystery) {
+	v, sec, ok := s.cfg.Runs.Run(r.PathValue("id"))
+	if m, isMystery := sec.(*mystery); ok && isMystery {
+		return v, m
 	}
-	fail(w, http.StatusNotFound, "run %s is no mystery among the current run and the last %d", r.PathValue("id"), s.cfg.Keep)
-	return nil
+	api.Fail(w, http.StatusNotFound, "run %s is no mystery among the current run and the last %d", r.PathValue("id"), s.cfg.Keep)
+	return api.Run{}, nil
 }
 
-func (s *Server) getMystery(w http.ResponseWriter, r *http.Request) {
-	if rs := s.mysteryRun(w, r); rs != nil {
-		writeJSON(w, http.StatusOK, s.mysteryView(rs))
+// Get answers GET /api/mysteries/{id}.
+func (s *Server) Get(w http.ResponseWriter, r *http.Request) {
+	if v, m := s.mysteryRun(w, r); m != nil {
+		api.WriteJSON(w, http.StatusOK, s.mysteryView(v, m))
 	}
 }
 
@@ -252,42 +260,43 @@ type answerRequest struct {
 	Pitfall string `json:"pitfall"`
 }
 
-func (s *Server) answerMystery(w http.ResponseWriter, r *http.Request) {
-	rs := s.mysteryRun(w, r)
-	if rs == nil {
+// Answer answers POST /api/mysteries/{id}/answer: the reveal.
+func (s *Server) Answer(w http.ResponseWriter, r *http.Request) {
+	v, m := s.mysteryRun(w, r)
+	if m == nil {
 		return
 	}
 	var req answerRequest
-	if err := decode(r, &req); err != nil {
-		fail(w, http.StatusBadRequest, `want {"pitfall": NAME}: %v`, err)
+	if err := api.Decode(r, &req); err != nil {
+		api.Fail(w, http.StatusBadRequest, `want {"pitfall": NAME}: %v`, err)
 		return
 	}
 	if !slices.ContainsFunc(s.choices(), func(c Choice) bool { return c.Pitfall == req.Pitfall }) {
-		fail(w, http.StatusBadRequest, "pitfall: %q is not one of the answers (GET /api/mysteries/%s lists them)", req.Pitfall, r.PathValue("id"))
+		api.Fail(w, http.StatusBadRequest, "pitfall: %q is not one of the answers (GET /api/mysteries/%s lists them)", req.Pitfall, r.PathValue("id"))
 		return
 	}
-	rs.mu.Lock()
-	m := rs.mystery
+	m.mu.Lock()
 	if m.answer != "" {
 		answer := m.answer
-		rs.mu.Unlock()
-		fail(w, http.StatusConflict, "mystery %s was answered already (%s): GET /api/mysteries/%s shows the reveal", r.PathValue("id"), answer, r.PathValue("id"))
+		m.mu.Unlock()
+		api.Fail(w, http.StatusConflict, "mystery %s was answered already (%s): GET /api/mysteries/%s shows the reveal", r.PathValue("id"), answer, r.PathValue("id"))
 		return
 	}
 	m.answer, m.answeredAt = req.Pitfall, time.Now().UTC()
-	rs.mu.Unlock()
+	m.mu.Unlock()
 	fmt.Fprintf(s.cfg.Log, "front: mystery %s answered %s; it was %s\n", r.PathValue("id"), req.Pitfall, m.plan.Base.Name)
-	writeJSON(w, http.StatusOK, s.mysteryView(rs))
+	if answered, _, ok := s.cfg.Runs.Run(r.PathValue("id")); ok {
+		v = answered // no longer withheld
+	}
+	api.WriteJSON(w, http.StatusOK, s.mysteryView(v, m))
 }
 
-// mysteryView is rs as GET /api/mysteries/{id} shows it: the reveal only
-// once answered.
-func (s *Server) mysteryView(rs *runState) Mystery {
-	run := rs.view()
+// mysteryView is run, m's, as GET /api/mysteries/{id} shows it: the reveal
+// only once answered.
+func (s *Server) mysteryView(run api.Run, m *mystery) Mystery {
 	out := Mystery{ID: run.ID, Run: run, Choices: s.choices()}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	m := rs.mystery
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.answer == "" {
 		return out
 	}
@@ -296,7 +305,7 @@ func (s *Server) mysteryView(rs *runState) Mystery {
 	if run.Quick {
 		ran = scenario.Quick(ran)
 	}
-	e := entryOf(ran)
+	e := api.EntryOf(ran)
 	rv := &Reveal{Answer: m.answer, Correct: m.answer == pl.Base.Name, AnsweredAt: m.answeredAt,
 		Ran: Ran{Pitfall: pl.Base.Name, Title: pl.Base.Title, Page: "docs/scenarios/" + pl.Base.Name + ".md",
 			Targets: ran.Targets, Knobs: e.Changes.Knobs, Load: e.Changes.Load, DB: e.Changes.DB, Settings: pl.Settings,
@@ -316,8 +325,8 @@ func (s *Server) mysteryView(rs *runState) Mystery {
 	if run.EndedAt != nil {
 		to = run.EndedAt.Add(time.Minute)
 	}
-	if s.cfg.Runner.Board != "" {
-		rv.Board = rangeLink(s.cfg.Runner.Board, from, to)
+	if s.cfg.Board != "" {
+		rv.Board = rangeLink(s.cfg.Board, from, to)
 	}
 	for _, title := range append([]string{firingPanel}, pl.Base.Panels...) {
 		if u := s.panelLink(title, from, to); u != "" {
@@ -328,72 +337,52 @@ func (s *Server) mysteryView(rs *runState) Mystery {
 	return out
 }
 
-// observe asks Prometheus what it sees while rs, a mystery, runs: at its
-// start, every mysteryPoll, and once after it ended.
-func (s *Server) observe(rs *runState) {
-	defer s.wg.Done()
+// Watch asks Prometheus what it sees while m's run runs: at its start,
+// every mysteryPoll, and once after done is closed (it ended).
+func (m *mystery) Watch(ctx context.Context, done <-chan struct{}) {
 	tick := time.NewTicker(mysteryPoll)
 	defer tick.Stop()
 	for {
-		s.noteDiagnosis(rs)
+		m.noteDiagnosis(ctx)
 		select {
-		case <-rs.done:
-			s.noteDiagnosis(rs)
+		case <-done:
+			m.noteDiagnosis(ctx)
 			return
 		case <-tick.C:
 		}
 	}
 }
 
-func (s *Server) noteDiagnosis(rs *runState) {
-	rep, err := s.ask(s.ctx) // at shutdown: canceled, remembered as a failed question
+func (m *mystery) noteDiagnosis(ctx context.Context) {
+	rep, err := m.srv.ask(ctx) // at shutdown: canceled, remembered as a failed question
 	now := time.Now().UTC()
 	var fs []Finding
 	if err == nil {
-		fs = s.findings(rep.Findings, now)
+		fs = m.srv.findings(rep.Findings, now)
 	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.mystery.note(fs, err, now)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.note(fs, err, now)
 }
 
 // unansweredMystery is the id of a mystery whose answer is still to come
 // and that the pitfall alerts may still be naming: the run in progress, or
 // the last one if it ended less than afterglow ago.
 func (s *Server) unansweredMystery() (int, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	rs := s.current
-	if rs == nil && len(s.runs) > 0 {
-		rs = s.runs[len(s.runs)-1]
-	}
-	if rs == nil {
+	v, sec, _, ok := s.cfg.Runs.Last()
+	if !ok || sec == nil || !sec.Hidden() || v.EndedAt != nil && time.Since(*v.EndedAt) > afterglow {
 		return 0, false
 	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	ended := rs.run.EndedAt
-	if !rs.hidden() || ended != nil && time.Since(*ended) > afterglow {
-		return 0, false
-	}
-	return rs.run.ID, true
+	return v.ID, true
 }
 
-// unlessMystery answers 409 while a mystery runs unanswered: h would
+// UnlessRunning answers 409 while a mystery runs unanswered: h would
 // show what names it (the services' knobs).
-func (s *Server) unlessMystery(h http.HandlerFunc) http.HandlerFunc {
+func (s *Server) UnlessRunning(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		rs := s.current
-		s.mu.Unlock()
-		if rs != nil {
-			rs.mu.Lock()
-			hidden, id := rs.hidden(), rs.run.ID
-			rs.mu.Unlock()
-			if hidden {
-				fail(w, http.StatusConflict, "a mystery is running (run %d): the knobs would name it, and are shown once it is answered (POST /api/mysteries/%d/answer)", id, id)
-				return
-			}
+		if v, sec, running, ok := s.cfg.Runs.Last(); ok && running && sec != nil && sec.Hidden() {
+			api.Fail(w, http.StatusConflict, "a mystery is running (run %d): the knobs would name it, and are shown once it is answered (POST /api/mysteries/%d/answer)", v.ID, v.ID)
+			return
 		}
 		h(w, r)
 	}
