@@ -247,7 +247,7 @@ func (s *Server) report(pick func(f render.Files, file string) string) http.Hand
 			return
 		}
 		if path == "" && r.PathValue("file") != "" {
-			fail(w, http.StatusNotFound, "run %s has no file %q: its report links the flight recorder snapshots it kept", r.PathValue("id"), r.PathValue("file"))
+			api.Fail(w, http.StatusNotFound, "run %s has no file %q: its report links the flight recorder snapshots it kept", r.PathValue("id"), r.PathValue("file"))
 			return
 		}
 		if path == "" {
