@@ -68,14 +68,25 @@ func mysteryOnPage(t *testing.T, ctx context.Context, page string, shot func(nam
 	  (document.querySelector("#sees-body").dataset.state === "held" && document.querySelector("#knob-forms").textContent.includes("mystery is running"))`, 10*time.Second)
 	if state, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#run-state").dataset.state`)); state != "running" {
 		t.Errorf("the mystery's run is %s within seconds of its start: want it running, the page holding back the knobs and what the lab sees", state)
+	} else {
+		// A change's answer carries every knob in force: refused too.
+		req, _ := http.NewRequest(http.MethodPatch, page+"/api/knobs/semaphore", strings.NewReader(`{"LIMIT_WAIT": "100ms"}`))
+		if resp, err := http.DefaultClient.Do(req); err != nil {
+			t.Errorf("PATCH /api/knobs/semaphore during the mystery: %v", err)
+		} else {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "mystery is running") {
+				t.Errorf("PATCH /api/knobs/semaphore during the mystery: %s %.300s, want 409: its answer would show the knobs in force", resp.Status, body)
+			}
+		}
 	}
 	var before []string
 	seen := func() {
-		// The knobs' table describes each knob by the pitfall it turns
-		// on, mystery or not: what would name this one is a value in
-		// force, so the values are read, not the descriptions.
-		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`["#sees", "#run", "#mystery-state"].map(s => document.querySelector(s).innerText)
-		  .concat([...document.querySelectorAll("#knob-forms input")].map(i => i.id + "=" + i.value)).join("\n")`))
+		// The knobs are held while it runs and put back when it ends
+		// (the knobs' table describes each knob by the pitfall it turns
+		// on, mystery or not, so it is not read here).
+		text, err := chromedp.Run(ctx, chromedp.Evaluate[string](`["#sees", "#run", "#mystery-state"].map(s => document.querySelector(s).innerText).join("\n")`))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,8 +14,9 @@
 //	POST   /api/runs/current/stop     stop the run in progress (its knobs are put back)
 //	GET    /api/runs/{id}/report.html its report; report.json, its result
 //	GET    /api/runs/{id}/series      live series from Prometheus over the run's range
-//	GET    /api/knobs                 every service's GET /knobs
-//	PATCH  /api/knobs/{service}       a change, passed to the service's PATCH /knobs
+//	GET    /api/runs/{id}/{file}      a flight recorder snapshot its report links
+//	GET    /api/knobs                 every service's GET /knobs (409 while a mystery runs)
+//	PATCH  /api/knobs/{service}       a change, passed to the service's PATCH /knobs (409 too)
 //	POST   /api/knobs/reset           every knob changed at runtime back as the service started
 //	GET    /api/background            the background load's rate per service
 //	PUT    /api/background            {"unbounded": 4, ...}: change it (0 stops it)
@@ -192,8 +193,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/runs/{id}/report.json", s.report(func(f render.Files, _ string) string { return f.JSON }))
 	m.HandleFunc("GET /api/runs/{id}/{file}", s.report(snapshotFile)) // what report.html links
 	m.HandleFunc("GET /api/runs/{id}/series", s.series)
-	m.HandleFunc("GET /api/knobs", s.mysteries.UnlessRunning(s.getKnobs))
-	m.HandleFunc("PATCH /api/knobs/{service}", s.patchKnobs)
+	m.HandleFunc("GET /api/knobs", s.mysteries.UnlessMysteryRunning(s.getKnobs))
+	m.HandleFunc("PATCH /api/knobs/{service}", s.mysteries.UnlessMysteryRunning(s.patchKnobs))
 	m.HandleFunc("POST /api/knobs/reset", s.resetKnobs)
 	m.HandleFunc("GET /api/background", s.getBackground)
 	m.HandleFunc("PUT /api/background", s.putBackground)

@@ -376,12 +376,13 @@ func (s *Server) unansweredMystery() (int, bool) {
 	return v.ID, true
 }
 
-// UnlessRunning answers 409 while a mystery runs unanswered: h would
-// show what names it (the services' knobs).
-func (s *Server) UnlessRunning(h http.HandlerFunc) http.HandlerFunc {
+// UnlessMysteryRunning answers 409 while a mystery runs unanswered: h
+// would show what names it (the services' knobs in force; a change's
+// answer carries them all) or change what it runs.
+func (s *Server) UnlessMysteryRunning(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if v, sec, running, ok := s.cfg.Runs.Last(); ok && running && sec != nil && sec.Hidden() {
-			api.Fail(w, http.StatusConflict, "a mystery is running (run %d): the knobs would name it, and are shown once it is answered (POST /api/mysteries/%d/answer)", v.ID, v.ID)
+			api.Fail(w, http.StatusConflict, "a mystery is running (run %d): the knobs in force would name it, so they are held, and cannot be changed, until it ends", v.ID)
 			return
 		}
 		h(w, r)
