@@ -50,6 +50,7 @@ func TestLabTargetsAreThePublishedPortsOnTheHostAndTheServiceNamesInCompose(t *t
 		"-lab -target semaphore=http://127.0.0.1:1 pool-starvation":                                         "needs -metrics semaphore=URL",
 		"-lab -target nosuch=http://127.0.0.1:1 -metrics nosuch=http://127.0.0.1:2/metrics pool-starvation": "the lab's services are",
 		"-dbproxy-host 127.0.0.1:1 -target semaphore=http://127.0.0.1:1 pool-starvation":                    "need -dbproxy URL",
+		"-prometheus http://127.0.0.1:9090 pool-starvation":                                                 "needs -lab or -target",
 	} {
 		if _, err := parseScenarioCmd(strings.Fields(args), none, io.Discard); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want a usage error %q", args, err, want)

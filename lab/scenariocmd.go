@@ -43,7 +43,7 @@ services to other ports. A FILE.yaml is a scenario of your own, in the
 catalog's format.
 
 A target whose run misses an expectation, or on which a pitfall alert fires
-then (-lab, or -prometheus URL), leaves the last seconds of its execution
+then (-lab, or -target with -prometheus URL), leaves the last seconds of its execution
 trace beside the report: OUT/<scenario>/<timestamp>-<phase>-<target>.trace,
 which the report links (go tool trace FILE).
 
@@ -130,6 +130,11 @@ func parseScenarioCmd(args []string, getenv func(string) string, stderr io.Write
 	}
 	if err := proxy.apply(p.lab); err != nil {
 		return nil, err
+	}
+	if *prom != "" && p.lab == nil {
+		// A local run's services are the runner's own, which no
+		// Prometheus scrapes.
+		return nil, cli.Usagef("prometheus", "asks about the lab's services: it needs -lab or -target")
 	}
 	r.Prometheus = cmp.Or(*prom, r.Prometheus)
 	r.Mode = p.local

@@ -12,7 +12,7 @@ import (
 
 // SnapshotsCaption heads a phase's flight recorder snapshots.
 const SnapshotsCaption = "Flight recorder snapshots, the last seconds of the service's execution trace " +
-	"(open one with `go tool trace FILE`; what to look for: docs/metrics.md, \"Inside the process\")"
+	"(open one with go tool trace FILE; what to look for: docs/metrics.md, \"Inside the process\")"
 
 // snapshotLinks are phase p's snapshots as list items: the target, the
 // file linked relative to the report, and why it was taken; one that

@@ -94,8 +94,8 @@ func (e *evidence) why(ctx context.Context, res *result.Result, i int, run repor
 		}
 		return w
 	}
-	if e.prometheus == "" {
-		return ""
+	if e.prometheus == "" || e.unasked {
+		return "" // not asked, or not answering: each ask would wait askWait
 	}
 	ctx, cancel := context.WithTimeout(ctx, askWait)
 	defer cancel()
@@ -108,7 +108,9 @@ func (e *evidence) why(ctx context.Context, res *result.Result, i int, run repor
 		return ""
 	}
 	for _, f := range seen.Findings {
-		if f.Service == run.Name {
+		// An alert keeps firing a minute or two after its cause: one
+		// that began before this run is an earlier run's.
+		if f.Service == run.Name && !f.Since.Before(run.StartedAt) {
 			return oneLine(fmt.Sprintf("pitfall alert %s firing on %s since %s: %s",
 				f.Pitfall, f.Service, f.Since.Format(time.RFC3339), f.Summary))
 		}

@@ -219,18 +219,26 @@ func TestASnapshotThatFailsIsReported(t *testing.T) {
 }
 
 // A run that meets its expectations but on whose target a pitfall alert
-// fires (Prometheus' answer as lab diagnose reads it) keeps its window too.
+// fires (Prometheus' answer as lab diagnose reads it) keeps its window too;
+// an alert that began before the run (an earlier run's, still firing) does
+// not ask for it.
 func TestAPitfallAlertKeepsTheWindow(t *testing.T) {
 	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch r.URL.Path {
 		case "/api/v1/rules":
 			_, _ = w.Write([]byte(`{"status":"success","data":{"groups":[{"name":"pitfalls","rules":[
- {"type":"alerting","name":"PitfallPoolStarvation","labels":{"pitfall":"pool-starvation"},"health":"ok"}]}]}}`))
+ {"type":"alerting","name":"PitfallPoolStarvation","labels":{"pitfall":"pool-starvation"},"health":"ok"},
+ {"type":"alerting","name":"PitfallConnectionLeak","labels":{"pitfall":"connection-leak"},"health":"ok"}]}]}}`))
 		case "/api/v1/alerts":
+			// Asked right after a run: the pool-starvation alert began
+			// now, the connection-leak one long before.
 			_, _ = w.Write([]byte(`{"status":"success","data":{"alerts":[
+ {"labels":{"alertname":"PitfallConnectionLeak","pitfall":"connection-leak","service":"unbounded"},
+  "annotations":{"summary":"an earlier run's leak"},"state":"firing","activeAt":"2026-12-06T11:09:18Z"},
  {"labels":{"alertname":"PitfallPoolStarvation","pitfall":"pool-starvation","service":"unbounded"},
-  "annotations":{"summary":"acquires wait 1.53 s (p99)\nfor a pool 99% acquired"},"state":"firing","activeAt":"2026-12-06T11:09:18Z"}]}}`))
+  "annotations":{"summary":"acquires wait 1.53 s (p99)\nfor a pool 99% acquired"},"state":"firing","activeAt":"` +
+				time.Now().UTC().Format(time.RFC3339Nano) + `"}]}}`))
 		default:
 			http.NotFound(w, r)
 		}
@@ -243,9 +251,9 @@ func TestAPitfallAlertKeepsTheWindow(t *testing.T) {
 	if len(snaps) != 2 || snaps[0].Target != "unbounded" || snaps[1].Target != "semaphore" {
 		t.Fatalf("snapshots %+v, want unbounded's (its alert) and the semaphore's (its miss)", snaps)
 	}
-	want := "pitfall alert pool-starvation firing on unbounded since 2026-12-06T11:09:18Z: acquires wait 1.53 s (p99) for a pool 99% acquired"
-	if snaps[0].Why != want || snaps[0].Err != "" || snaps[0].File == "" {
-		t.Errorf("unbounded's snapshot %+v, want a file, taken because %q", snaps[0], want)
+	prefix, suffix := "pitfall alert pool-starvation firing on unbounded since ", ": acquires wait 1.53 s (p99) for a pool 99% acquired"
+	if why := snaps[0].Why; !strings.HasPrefix(why, prefix) || !strings.HasSuffix(why, suffix) || snaps[0].Err != "" || snaps[0].File == "" {
+		t.Errorf("unbounded's snapshot %+v, want a file, taken because %q...%q (the alert that began with the run, not the earlier one)", snaps[0], prefix, suffix)
 	}
 	if got := traces(t, files); len(got) != 2 {
 		t.Errorf("trace files %q, want two", got)
