@@ -53,10 +53,10 @@ var pitfallPlans = []pitfallPlan{
 	// unbounded with at most 200 requests in flight: the catalog's 2,000
 	// hold 1 GiB of buffers, and the kernel kills a container of 256 MiB
 	// within seconds, between two scrapes, so no sample shows the heap
-	// (the run of 2026-12-06); 200 hold 100 MiB, half the services'
+	// (the run of 2026-12-06); 230 hold 115 MiB, over half the services'
 	// GOMEMLIMIT of 200 MiB (compose.yaml), which the alert reads against
-	// and the container survives.
-	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"}, concurrency: 200,
+	// (as the mystery draws), and the container survives.
+	{pitfall: "per-request-memory", phase: "buffer", shows: []string{"unbounded"}, concurrency: 230,
 		also:    map[string][]string{"unbounded": {"pool-starvation"}},
 		alsoWhy: "2,000 requests/s against a pool that serves 400/s: unbounded's pool starves as well (docs/pitfall-alerts.md)"},
 	{pitfall: "os-thread-pinning", phase: "syscall", shows: modelNames},
