@@ -231,7 +231,11 @@ func (run *labRun) frontPage(t *testing.T) {
 	}
 	wait("the catalog at phone width", `document.querySelectorAll("#scenarios li.scenario").length > 0`, 10*time.Second)
 	if w, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); err != nil || w > 400 {
-		t.Errorf("at 390 px the page is %d px wide (%v): it must fit", w, err)
+		// Name what sticks out: the deepest elements wider than the screen.
+		wide, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("body *")]
+		  .filter((e) => e.getBoundingClientRect().right > 392 && ![...e.children].some((c) => c.getBoundingClientRect().right > 392))
+		  .slice(0, 8).map((e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + " " + Math.round(e.getBoundingClientRect().right) + " px: " + e.textContent.slice(0, 80))`))
+		t.Errorf("at 390 px the page is %d px wide (%v): it must fit; wider than the screen:\n%s", w, err, strings.Join(wide, "\n"))
 	}
 
 	// The run ended through the page: its knobs are back, and the page's
