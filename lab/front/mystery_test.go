@@ -131,6 +131,9 @@ func revealOnce(t *testing.T, seed uint64) {
 	if code, body := get(t, "GET", page+"/api/runs/"+id+"/report.json", ""); code != http.StatusConflict {
 		t.Errorf("the report before the answer: %d %s, want 409", code, body)
 	}
+	if code, body := get(t, "POST", page+"/api/mysteries", `{"quick": true, "among": ["too-many-clients"]}`); code != http.StatusBadRequest || !strings.Contains(body, "among:") {
+		t.Errorf("a mystery among pitfalls none of which it runs: %d %s, want 400 naming the field", code, body)
+	}
 	if code, body := get(t, "POST", page+"/api/mysteries/"+id+"/answer", `{"pitfall": "gremlins"}`); code != http.StatusBadRequest || !strings.Contains(body, "pitfall:") {
 		t.Errorf("an answer off the list: %d %s, want 400 naming the field", code, body)
 	}

@@ -218,6 +218,9 @@ func (s *Server) choices() []Choice {
 type mysteryRequest struct {
 	Quick bool   `json:"quick"`
 	By    string `json:"by"`
+	// Among narrows the draw to these pitfalls (a class given a few);
+	// none: every one the lab can run.
+	Among []string `json:"among"`
 }
 
 // Start answers POST /api/mysteries: it draws a mystery and runs it.
@@ -227,7 +230,12 @@ func (s *Server) Start(w http.ResponseWriter, r *http.Request) {
 		api.Fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name"}: %v`, err)
 		return
 	}
-	pl, err := s.dice.draw(s.candidates(r.Context()), s.find)
+	cs, err := among(s.candidates(r.Context()), req.Among)
+	if err != nil {
+		api.Fail(w, http.StatusBadRequest, "among: %v", err)
+		return
+	}
+	pl, err := s.dice.draw(cs, s.find)
 	if err != nil {
 		api.Fail(w, http.StatusUnprocessableEntity, "no mystery to run: %v", err)
 		return

@@ -151,6 +151,33 @@ var recipes = []recipe{
 // running lab cannot set (scenario.InLab).
 var notRun = []string{"too-many-clients"}
 
+// Pitfalls are the pitfalls a mystery may run, in the catalog's order,
+// where the lab can run them.
+func Pitfalls() []string {
+	out := make([]string, len(recipes))
+	for i, r := range recipes {
+		out[i] = r.Pitfall
+	}
+	return out
+}
+
+// among are the candidates whose pitfall is one of names (all of them
+// when names is empty); an error names a pitfall no candidate runs.
+func among(candidates []recipe, names []string) ([]recipe, error) {
+	if len(names) == 0 {
+		return candidates, nil
+	}
+	var out []recipe
+	for _, n := range names {
+		i := slices.IndexFunc(candidates, func(r recipe) bool { return r.Pitfall == n })
+		if i < 0 {
+			return nil, fmt.Errorf("%q is no pitfall a mystery runs in this lab", n)
+		}
+		out = append(out, candidates[i])
+	}
+	return out, nil
+}
+
 // mysteryQuick is how long a quick mystery's load runs against each
 // service.
 const mysteryQuick = 5 * time.Second

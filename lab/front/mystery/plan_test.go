@@ -176,3 +176,22 @@ func TestTheAnswersAreThePitfallsTheAlertsName(t *testing.T) {
 		}
 	}
 }
+
+// TestAmongNarrowsTheDraw: among keeps the candidates of the pitfalls
+// named, all of them when none is, and refuses, naming it, a pitfall no
+// candidate runs (one the lab cannot run, or none a mystery runs).
+func TestAmongNarrowsTheDraw(t *testing.T) {
+	if got, err := among(recipes, nil); err != nil || len(got) != len(recipes) {
+		t.Errorf("among nothing: %d candidates, %v; want all %d", len(got), err, len(recipes))
+	}
+	got, err := among(recipes, []string{"db-restart", "connection-leak"})
+	if err != nil || len(got) != 2 || got[0].Pitfall != "db-restart" || got[1].Pitfall != "connection-leak" {
+		t.Errorf("among two: %+v, %v", got, err)
+	}
+	noProxy := slices.DeleteFunc(slices.Clone(recipes), func(r recipe) bool { return r.Pitfall == "db-restart" })
+	for _, names := range [][]string{{"db-restart"}, {"connection-leak", "too-many-clients"}, {"gremlins"}} {
+		if got, err := among(noProxy, names); err == nil || !strings.Contains(err.Error(), names[len(names)-1]) {
+			t.Errorf("among %v without db-restart's candidate: %+v, %v; want an error naming %s", names, got, err, names[len(names)-1])
+		}
+	}
+}
