@@ -227,7 +227,7 @@ type mysteryRequest struct {
 func (s *Server) Start(w http.ResponseWriter, r *http.Request) {
 	var req mysteryRequest
 	if err := api.Decode(r, &req); err != nil {
-		api.Fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name"}: %v`, err)
+		api.Fail(w, http.StatusBadRequest, `want {"quick": true|false, "by": "your name", "among": ["pitfall", ...]}: %v`, err)
 		return
 	}
 	cs, err := among(s.candidates(r.Context()), req.Among)

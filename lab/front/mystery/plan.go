@@ -151,8 +151,8 @@ var recipes = []recipe{
 // running lab cannot set (scenario.InLab).
 var notRun = []string{"too-many-clients"}
 
-// Pitfalls are the pitfalls a mystery may run, in the catalog's order,
-// where the lab can run them.
+// Pitfalls are the pitfalls a mystery may run, one per recipe, where the
+// lab can run them (db-latency and db-restart need the database proxy).
 func Pitfalls() []string {
 	out := make([]string, len(recipes))
 	for i, r := range recipes {
