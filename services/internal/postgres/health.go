@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// healthConn is one connection outside the pool, used only by readiness
-// checks.
+// healthConn is one connection outside the pool, used by readiness checks
+// and to time the database's round trip (roundtrip.go).
 type healthConn struct {
 	cfg  *pgx.ConnConfig
 	mu   sync.Mutex

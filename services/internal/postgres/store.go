@@ -96,12 +96,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
 	st.pools = newPools(first, pc)
-	if err := telemetry.Register(reg, tracer, newStatsCollector(st.pools), st.m.errors, st.m.retries, st.m.tooManyClients); err != nil {
+	st.health = &healthConn{cfg: healthCfg, conn: conn}
+	if err := telemetry.Register(reg, tracer, newStatsCollector(st.pools), newRoundTripCollector(st.health),
+		st.m.errors, st.m.retries, st.m.tooManyClients); err != nil {
 		first.Close()
 		_ = conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	st.health = &healthConn{cfg: healthCfg, conn: conn}
 	return st, nil
 }
 
