@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -10,18 +9,40 @@ import (
 // healthConn is one connection outside the pool, used by readiness checks
 // and to time the database's round trip (roundtrip.go).
 type healthConn struct {
-	cfg  *pgx.ConnConfig
-	mu   sync.Mutex
+	cfg *pgx.ConnConfig
+	// use is held by the one caller on conn at a time (a buffered channel of
+	// one, so that a caller waits for it within its context: a scrape's
+	// round trip gives up after 1 s behind a readiness check stuck on a
+	// silent database).
+	use  chan struct{}
 	conn *pgx.Conn
 }
+
+func newHealthConn(cfg *pgx.ConnConfig, conn *pgx.Conn) *healthConn {
+	return &healthConn{cfg: cfg, use: make(chan struct{}, 1), conn: conn}
+}
+
+// take waits for conn within ctx; give hands it back.
+func (h *healthConn) take(ctx context.Context) error {
+	select {
+	case h.use <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *healthConn) give() { <-h.use }
 
 // ping pings the kept connection; when that fails (a killed backend, a
 // restarted server), it tries once more on a fresh one within ctx, as the
 // store does for its calls: only a database that does not answer a new
 // connection is reported.
 func (h *healthConn) ping(ctx context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if err := h.take(ctx); err != nil {
+		return err
+	}
+	defer h.give()
 	if h.conn != nil {
 		err := h.conn.Ping(ctx)
 		if err == nil {
@@ -42,8 +63,8 @@ func (h *healthConn) ping(ctx context.Context) error {
 }
 
 func (h *healthConn) close() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	_ = h.take(context.Background())
+	defer h.give()
 	if h.conn != nil {
 		_ = h.conn.Close(context.Background())
 		h.conn = nil

@@ -26,8 +26,10 @@ const roundTripTimeout = time.Second
 // (not timed) when there is none. A connection whose round trip fails is
 // closed; the next call opens another.
 func (h *healthConn) roundTrip(ctx context.Context) (time.Duration, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	if err := h.take(ctx); err != nil {
+		return 0, err
+	}
+	defer h.give()
 	if h.conn == nil {
 		c, err := pgx.ConnectConfig(ctx, h.cfg)
 		if err != nil {

@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"context"
+	"errors"
 	neturl "net/url"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/internal/metrictest"
 	"github.com/orderlab/orderlab/internal/pgtest"
+	"github.com/orderlab/orderlab/internal/poll"
 )
 
 // The round trip is the way to the database and back: 20 ms more when the
@@ -53,4 +56,44 @@ func TestRoundTripIsTheWayThereAndBack(t *testing.T) {
 	if v, ok := roundTrip(); !ok || v <= 0 || v >= 0.02 {
 		t.Errorf("round trip once the database answers again = %v s (exported: %v), want a new connection's, under 20 ms", v, ok)
 	}
+}
+
+// A scrape does not wait behind a readiness check stuck on a database that
+// went silent: it gives up within its second and exports no figure.
+func TestRoundTripDoesNotWaitBehindAStuckReadinessCheck(t *testing.T) {
+	u, err := neturl.Parse(pgtest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy, err := faultproxy.New(u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	u.Host = proxy.Addr
+	st, reg := openSized(t, u.String(), 2)
+	if err := proxy.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pinged := make(chan error, 1)
+	go func() { pinged <- st.Ping(ctx) }()
+	poll.Until(t, 10*time.Second, "the readiness check to hold the health connection", func() error {
+		if len(st.health.use) == 0 {
+			return errors.New("not taken")
+		}
+		return nil
+	})
+
+	gathered := make(chan metrictest.Families, 1)
+	go func() { gathered <- metrictest.Gather(t, reg) }()
+	f := poll.Recv(t, 10*time.Second, "a scrape while the readiness check holds the connection", gathered)
+	if v, ok := f.Value("orderlab_db_round_trip_seconds", nil), f.Has("orderlab_db_round_trip_seconds", nil); ok {
+		t.Errorf("round trip behind a stuck readiness check = %v s, want none exported", v)
+	}
+	cancel()
+	if err := poll.Recv(t, 10*time.Second, "the readiness check to end once canceled", pinged); err == nil {
+		t.Error("a readiness check on a silent database succeeded")
+	}
+	proxy.Clear()
 }

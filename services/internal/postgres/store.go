@@ -96,7 +96,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 		return nil, fmt.Errorf("create pool: %w", err)
 	}
 	st.pools = newPools(first, pc)
-	st.health = &healthConn{cfg: healthCfg, conn: conn}
+	st.health = newHealthConn(healthCfg, conn)
 	if err := telemetry.Register(reg, tracer, newStatsCollector(st.pools), newRoundTripCollector(st.health),
 		st.m.errors, st.m.retries, st.m.tooManyClients); err != nil {
 		first.Close()
