@@ -2,20 +2,26 @@ package postgres
 
 import (
 	"context"
+	"errors"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// errHealthClosed is a health check's or a round trip's after the store
+// closed: it opens no connection then.
+var errHealthClosed = errors.New("postgres: store closed")
 
 // healthConn is one connection outside the pool, used by readiness checks
 // and to time the database's round trip (roundtrip.go).
 type healthConn struct {
 	cfg *pgx.ConnConfig
-	// use is held by the one caller on conn at a time (a buffered channel of
-	// one, so that a caller waits for it within its context: a scrape's
-	// round trip gives up after 1 s behind a readiness check stuck on a
-	// silent database).
-	use  chan struct{}
-	conn *pgx.Conn
+	// use is held by the one caller on conn and closed at a time (a
+	// buffered channel of one, so that a caller waits for it within its
+	// context: a scrape's round trip gives up behind a readiness check
+	// stuck on a silent database).
+	use    chan struct{}
+	conn   *pgx.Conn
+	closed bool
 }
 
 func newHealthConn(cfg *pgx.ConnConfig, conn *pgx.Conn) *healthConn {
@@ -43,6 +49,9 @@ func (h *healthConn) ping(ctx context.Context) error {
 		return err
 	}
 	defer h.give()
+	if h.closed {
+		return errHealthClosed
+	}
 	if h.conn != nil {
 		err := h.conn.Ping(ctx)
 		if err == nil {
@@ -62,9 +71,12 @@ func (h *healthConn) ping(ctx context.Context) error {
 	return nil
 }
 
+// close closes the connection; the checks and round trips after it fail
+// with errHealthClosed.
 func (h *healthConn) close() {
 	_ = h.take(context.Background())
 	defer h.give()
+	h.closed = true
 	if h.conn != nil {
 		_ = h.conn.Close(context.Background())
 		h.conn = nil

@@ -100,7 +100,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger, reg prometheus.Regi
 	if err := telemetry.Register(reg, tracer, newStatsCollector(st.pools), newRoundTripCollector(st.health),
 		st.m.errors, st.m.retries, st.m.tooManyClients); err != nil {
 		first.Close()
-		_ = conn.Close(context.WithoutCancel(ctx))
+		st.health.close() // closes conn; a scrape that raced in opens none
 		return nil, err
 	}
 	return st, nil
