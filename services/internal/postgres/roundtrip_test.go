@@ -7,16 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/orderlab/orderlab/internal/faultproxy"
 	"github.com/orderlab/orderlab/internal/metrictest"
 	"github.com/orderlab/orderlab/internal/pgtest"
 	"github.com/orderlab/orderlab/internal/poll"
 )
 
-// The round trip is the way to the database and back: 100 ms more when the
-// link is 50 ms longer each way, back to what it was when it is not, and
-// no figure while the database does not answer, then one again.
-func TestRoundTripIsTheWayThereAndBack(t *testing.T) {
+// openBehindProxy opens a store of two connections on a database of its
+// own, through a fault proxy.
+func openBehindProxy(t *testing.T) (*Store, *prometheus.Registry, *faultproxy.Proxy) {
 	u, err := neturl.Parse(pgtest.New(t))
 	if err != nil {
 		t.Fatal(err)
@@ -25,9 +26,17 @@ func TestRoundTripIsTheWayThereAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer proxy.Close()
+	t.Cleanup(proxy.Close) // after the store's close, registered below
 	u.Host = proxy.Addr
-	_, reg := openSized(t, u.String(), 2)
+	st, reg := openSized(t, u.String(), 2)
+	return st, reg, proxy
+}
+
+// The round trip is the way to the database and back: 100 ms more when the
+// link is 50 ms longer each way, back to what it was when it is not, and
+// no figure while the database does not answer, then one again.
+func TestRoundTripIsTheWayThereAndBack(t *testing.T) {
+	_, reg, proxy := openBehindProxy(t)
 	const name = "orderlab_db_round_trip_seconds"
 	roundTrip := func() (float64, bool) {
 		f := metrictest.Gather(t, reg)
@@ -80,17 +89,7 @@ func TestRoundTripAfterCloseOpensNoConnection(t *testing.T) {
 // A scrape does not wait behind a readiness check stuck on a database that
 // went silent: it gives up within its second and exports no figure.
 func TestRoundTripDoesNotWaitBehindAStuckReadinessCheck(t *testing.T) {
-	u, err := neturl.Parse(pgtest.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy, err := faultproxy.New(u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	u.Host = proxy.Addr
-	st, reg := openSized(t, u.String(), 2)
+	st, reg, proxy := openBehindProxy(t)
 	if err := proxy.Blackhole(); err != nil {
 		t.Fatal(err)
 	}
