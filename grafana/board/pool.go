@@ -63,11 +63,13 @@ func poolPanels() []cog.Builder[dashboard.Panel] {
 		).OverrideByRegexp(".* acquires that waited", dashed()),
 
 		series("Connection hold time", units.Seconds, 12,
-			"Time from acquire to release: what each transaction costs the pool. The mean (dashed) is the W of the Little's-law panel.",
+			"Time from acquire to release: what each transaction costs the pool. The mean (dashed) is the W of the Little's-law panel. Dotted: one round trip to the database (orderlab_db_round_trip_seconds, an empty query timed at each scrape outside the pool). A hold that grows with the round trip is a slow network to Postgres (alert PitfallDbLatency); a hold that grows while the round trip stays small is time spent elsewhere: in Postgres, in the service's own code, or waiting for a core.",
 			quantile("0.5", "orderlab_db_pool_connection_hold_seconds", "job", "{{job}} p50"),
 			quantile("0.99", "orderlab_db_pool_connection_hold_seconds", "job", "{{job}} p99"),
 			query(sel("job:orderlab_db_pool_connection_hold_seconds:mean1m"), "{{job}} mean"),
-		).OverrideByRegexp(".* mean", dashed()),
+			query(maxBy("job", sel("orderlab_db_round_trip_seconds")), "{{job}} round trip"),
+		).OverrideByRegexp(".* mean", dashed()).
+			OverrideByRegexp(".* round trip", dotted()),
 
 		series("Database errors by class, and retries", units.OpsPerSecond, 24,
 			"Failed database calls per second (orderlab_db_errors_total, each attempt) by class: unavailable (no connection could be had: refused, timed out, the server starting or stopping), connection_lost (the connection broke before anything was committed), outcome_unknown (it broke after the transaction was sent), deadline, conflict, refused (the server refused the transaction for another reason than a constraint: a deadlock, a statement error), other (a bug). Dashed: calls sent a second time (orderlab_db_retries_total) by reason: connection_lost on a new connection, outcome_unknown for keyed orders through the replay path and for reads. A connection_lost error followed by its retry is invisible to clients; unavailable errors, and outcome_unknown ones that could not be retried, are what they see as 503s (alert DatabaseUnavailable).",
