@@ -36,6 +36,8 @@ type pitfallPlan struct {
 	// concurrency, when set, bounds the requests in flight (the load's
 	// connections) below the phase's.
 	concurrency int
+	// rate, when set, lowers an open load's arrivals below the phase's.
+	rate float64
 }
 
 // pitfallPlans: the catalog's pitfalls, in its order, but
@@ -47,8 +49,14 @@ var pitfallPlans = []pitfallPlan{
 	// the pool spends the storm opening new ones: the alert counts those
 	// as taken (docs/pitfall-alerts.md).
 	{pitfall: "pool-starvation", phase: "orders", shows: []string{"unbounded"}},
-	// The pipeline's audit queue bounds its goroutines.
-	{pitfall: "backpressure-void", phase: "orders", shows: []string{"unbounded", "semaphore"}},
+	// The pipeline's audit queue bounds its goroutines. At 300 orders/s,
+	// not the catalog's 1,000: a pending audit costs 30 to 40 KiB of RSS
+	// (its goroutine's stack holds the 16 KiB record; the catalog's run
+	// of 2026-12-02: 410 MiB at 10,000), so the catalog's 10,000 outgrow
+	// a 256 MiB container and the kernel kills the service (the run of
+	// 2026-12-07 00:45 UTC: the scenario could not give its knob back);
+	// 3,000 hold about 120 MiB, and the rule needs 1,000.
+	{pitfall: "backpressure-void", phase: "orders", shows: []string{"unbounded", "semaphore"}, rate: 300},
 	// The semaphore and the pipeline keep few requests, and buffers, alive.
 	// unbounded with at most 200 requests in flight: the catalog's 2,000
 	// hold 1 GiB of buffers, and the kernel kills a container of 256 MiB
@@ -159,6 +167,9 @@ func variantOf(p pitfallPlan, model string, load time.Duration) (scenario.Scenar
 	if p.concurrency > 0 {
 		l.Concurrency = p.concurrency
 	}
+	if p.rate > 0 {
+		l.Rate = p.rate
+	}
 	ph.Load = &l
 	says := catalogSays(s, p.phase, model)
 	s.Env, ph.Env = forModel(s.Env, model), forModel(ph.Env, model)
@@ -169,7 +180,8 @@ func variantOf(p pitfallPlan, model string, load time.Duration) (scenario.Scenar
 // TestPitfallVariants: every plan's variant is one phase of its catalog
 // scenario on one model, which parses, with the load's connections the
 // plan's when it bounds them (per-request-memory: the requests in flight
-// that a 256 MiB container survives).
+// that a 256 MiB container survives) and its rate the plan's when it
+// lowers it (backpressure-void: the pending audits it survives).
 func TestPitfallVariants(t *testing.T) {
 	for _, p := range pitfallPlans {
 		for _, m := range p.shows {
@@ -186,6 +198,9 @@ func TestPitfallVariants(t *testing.T) {
 			}
 			if c := s.Phases[0].Load.Concurrency; p.concurrency > 0 && c != p.concurrency {
 				t.Errorf("%s on %s: %d connections, want the plan's %d", p.pitfall, m, c, p.concurrency)
+			}
+			if r := s.Phases[0].Load.Rate; p.rate > 0 && r != p.rate {
+				t.Errorf("%s on %s: %g/s, want the plan's %g/s", p.pitfall, m, r, p.rate)
 			}
 		}
 	}
