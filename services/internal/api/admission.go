@@ -74,10 +74,10 @@ func (g *admission) handle(r gin.IRoutes, method, path string, op model.Op, h ad
 
 // holdEarly holds the refusal of a request that came back before the
 // Retry-After last given on its connection (overload.Client) until that
-// time is up, at most the request's REQUEST_TIMEOUT after it arrived
-// (HOLD_EARLY_RETRIES; docs/admission.md). The request was asked to admit
-// at once all the same: an early request that finds a permit is served
-// without delay.
+// time is up, at most overload.MaxHold and the request's REQUEST_TIMEOUT
+// after it arrived (HOLD_EARLY_RETRIES; docs/admission.md). The request
+// was asked to admit at once all the same: an early request that finds a
+// permit is served without delay.
 func (g *admission) holdEarly(c *gin.Context, client *overload.Client, start time.Time) {
 	until, early := client.Early(start)
 	if !early {
@@ -87,7 +87,7 @@ func (g *admission) holdEarly(c *gin.Context, client *overload.Client, start tim
 	if !k.HoldEarlyRetries {
 		return
 	}
-	if deadline := start.Add(k.RequestTimeout); until.After(deadline) {
+	if deadline := start.Add(min(k.RequestTimeout, overload.MaxHold)); until.After(deadline) {
 		until = deadline
 	}
 	overload.HoldUntil(c.Request.Context(), until)

@@ -38,8 +38,9 @@ func earlyServer(t *testing.T, m *fakeModel, cfg Config) func(ctx context.Contex
 
 // A client that resends a 429 before its Retry-After (3 s, fakeModel's)
 // is up, on the same connection, and is refused again, gets that 429 when
-// the 3 s are up; one that waited them, or another connection, gets its
-// 429 at once; an early request that is admitted is served at once.
+// the 3 s are up, or a second after it came (overload.MaxHold), whichever
+// is first; one that waited them, or another connection, gets its 429 at
+// once; an early request that is admitted is served at once.
 func TestEarlyRetryIsRefusedWhenItsRetryAfterIsUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &fakeModel{}
@@ -50,8 +51,12 @@ func TestEarlyRetryIsRefusedWhenItsRetryAfterIsUp(t *testing.T) {
 			t.Errorf("first order: %d after %s, want 429 at once", code, d)
 		}
 		time.Sleep(time.Second)
-		if code, d := send(conn); code != 429 || d != 2*time.Second {
-			t.Errorf("resent 1 s into a 3 s Retry-After: %d after %s, want 429 after the 2 s left", code, d)
+		if code, d := send(conn); code != 429 || d != overload.MaxHold {
+			t.Errorf("resent 1 s into a 3 s Retry-After: %d after %s, want 429 after %s (of the 2 s left)", code, d, overload.MaxHold)
+		}
+		time.Sleep(2500 * time.Millisecond) // 0.5 s left of the next 3 s
+		if code, d := send(conn); code != 429 || d != 500*time.Millisecond {
+			t.Errorf("resent 2.5 s into a 3 s Retry-After: %d after %s, want 429 after the 0.5 s left", code, d)
 		}
 		if code, d := send(overload.WithClient(context.Background())); code != 429 || d != 0 {
 			t.Errorf("another connection's first order: %d after %s, want 429 at once", code, d)
@@ -64,8 +69,8 @@ func TestEarlyRetryIsRefusedWhenItsRetryAfterIsUp(t *testing.T) {
 		if code, d := send(conn); code == http.StatusTooManyRequests || d != 0 {
 			t.Errorf("early order admitted: %d after %s, want served (its body's 400) at once", code, d)
 		}
-		if n := m.admits.Load(); n != 5 {
-			t.Errorf("Admit called %d times, want 5: an early request is asked to admit too", n)
+		if n := m.admits.Load(); n != 6 {
+			t.Errorf("Admit called %d times, want 6: an early request is asked to admit too", n)
 		}
 	})
 }
