@@ -57,6 +57,7 @@ var notGoNames = map[string]bool{
 	"inControlsMenu": true, "interpolateValue": true, // Grafana's source
 	"GitHub": true, "JavaScript": true, "PromQL": true, "OpenMetrics": true, "macOS": true,
 	"BuildKit": true, "IoT": true, "gRPC": true, "cAdvisor": true,
+	"OOMKilled": true, // docker inspect's State.OOMKilled
 }
 
 // known says whether a word that is written as a Go name is one of the
