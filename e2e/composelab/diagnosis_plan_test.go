@@ -58,7 +58,7 @@ var pitfallPlans = []pitfallPlan{
 	// 3,000 hold about 120 MiB, and the rule needs 1,000.
 	{pitfall: "backpressure-void", phase: "orders", shows: []string{"unbounded", "semaphore"}, rate: 300},
 	// The semaphore and the pipeline keep few requests, and buffers, alive.
-	// unbounded with at most 200 requests in flight: the catalog's 2,000
+	// unbounded with at most 230 requests in flight: the catalog's 2,000
 	// hold 1 GiB of buffers, and the kernel kills a container of 256 MiB
 	// within seconds, between two scrapes, so no sample shows the heap
 	// (the run of 2026-12-06); 230 hold 115 MiB, over half the services'

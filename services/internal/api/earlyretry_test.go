@@ -75,8 +75,9 @@ func TestEarlyRetryIsRefusedWhenItsRetryAfterIsUp(t *testing.T) {
 	})
 }
 
-// The hold ends at the request's REQUEST_TIMEOUT, or when its client hangs
-// up; HOLD_EARLY_RETRIES=false answers every 429 at once.
+// The hold ends at the request's REQUEST_TIMEOUT when that comes before
+// overload.MaxHold, or when its client hangs up; HOLD_EARLY_RETRIES=false
+// answers every 429 at once.
 func TestEarlyRetryHoldIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &fakeModel{}

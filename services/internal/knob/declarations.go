@@ -46,7 +46,7 @@ var All = []Knob{
 	{Name: "REQUEST_TIMEOUT", Kind: Duration, Min: ms, Max: 10 * 60 * s, Default: "30s", Live: true,
 		Meaning: "every request's deadline, like HikariCP's connection-timeout; live up to the value at start (the servers' write timeout follows it)"},
 	{Name: "HOLD_EARLY_RETRIES", Kind: Bool, Default: "true", Live: true,
-		Meaning: "a request that comes back on its connection before the Retry-After of its last 429 is up, and is refused again, gets its 429 once that time is up (at most a second after it came, and within REQUEST_TIMEOUT): a client that resends at once waits, parked, as if it had honoured it"},
+		Meaning: "a request that comes back on its connection before the Retry-After of its last 429 is up, and is refused again, gets its 429 once that time is up (at most a second after it came, and within REQUEST_TIMEOUT): a client that resends at once waits, parked, about a second between refusals"},
 	{Name: "STARTUP_TIMEOUT", Kind: Duration, Min: s, Max: 3600 * s, Default: "60s",
 		Restart: "it bounds only the start, which is over by the time the knob API serves",
 		Meaning: "how long start-up retries an unreachable database"},

@@ -12,9 +12,10 @@ import (
 // "Under a storm, a Retry-After kept"). A Retry-After is the service's
 // answer to when to come back; a client that comes back earlier, on the
 // same connection, and is refused again gets its 429 only once the time it
-// was told has passed. Until then its request is a parked goroutine: no
-// CPU, and no new attempt from that client. A client that waits what it was
-// told is never early, so it is never held.
+// was told has passed, or a second after it came (MaxHold), whichever is
+// first. Until then its request is a parked goroutine: no CPU, and no new
+// attempt from that client. A client that waits what it was told is never
+// early, so it is never held.
 
 // Client is what the service remembers of one client connection between its
 // requests: until when the last 429 it was given asked it to wait. The
