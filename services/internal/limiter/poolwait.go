@@ -36,6 +36,10 @@ const maxProbeEvery = 30
 // ping) must not push it down.
 const poolWaitShare = 0.02
 
+// lullWindow is the longest window judged: windows end on requests, and
+// one that spans a lull (no request for twice a window) began before it.
+const lullWindow = 2 * poolWindow
+
 // latencyRise is how far a window's mean hold may rise above the baseline
 // before the limit backs off on latency; latencyFall is how much shorter
 // the holds begun after such a cut must be than those begun before it for
@@ -78,6 +82,10 @@ const (
 //
 // Each window, in order:
 //
+//   - a window that spans a lull (windows end on requests, and none came
+//     for lullWindow) is not judged: it began before the lull, and its
+//     waits over its whole length would read as a fraction of what they
+//     are; the next one, of traffic, is;
 //   - the window right after a cut on pool waits is not judged on its
 //     waits: the requests that were waiting in the pool at the cut end
 //     their waits in it;
@@ -94,8 +102,11 @@ const (
 //     once below the limit at which acquires last waited (the ceiling),
 //     and to the ceiling or above only after probeEvery quiet windows, a
 //     wait that doubles (to maxProbeEvery) each time such a probe finds
-//     the ceiling again, and is none after waits that no climb caused (the
-//     pool shrank) or once a probe made no acquire wait (it grew);
+//     the ceiling again, and is none once a probe made no acquire wait
+//     (the pool grew). Waits that no climb caused (the pool shrank) keep
+//     that pace: the cut is what they measured, a cut too deep climbs
+//     back at once below the new ceiling, and each probe above it makes
+//     a window's acquires wait;
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
 // With a fast database it settles at the pool's free connections, probing
@@ -163,8 +174,8 @@ func newPoolLimit(cfg Config) (*poolLimit, error) {
 	start := min(max(20, lo), hi)
 	p := &poolLimit{g: gate.New(start), lo: lo, hi: hi, waits: cfg.PoolWaits, now: time.Now, cur: start}
 	p.g.SetOrder(cfg.NewestFirst)
-	p.last = p.waits()
-	p.due.Store(p.now().Add(poolWindow).UnixNano())
+	p.last, p.lastAt = p.waits(), p.now()
+	p.due.Store(p.lastAt.Add(poolWindow).UnixNano())
 	p.cutAt.Store(-1 << 63)
 	return p, nil
 }
@@ -264,10 +275,19 @@ func (p *poolLimit) adjust(now time.Time) {
 	w := p.waits()
 	acquires, waited := w.Acquires-p.last.Acquires, w.Waited-p.last.Waited
 	waitTime, window := w.WaitTime-p.last.WaitTime, now.Sub(p.lastAt)
-	if p.lastAt.IsZero() || window <= 0 {
+	p.last, p.lastAt = w, now
+	if window > lullWindow {
+		// No request came for a while (windows end on requests): the
+		// window began before the lull, and its waits, over its whole
+		// length, would read as a fraction of what they are now. Start
+		// afresh; the next window, a poolWindow of traffic, is judged.
+		p.binding.Store(false)
+		p.held.take()
+		return
+	}
+	if window <= 0 {
 		window = poolWindow
 	}
-	p.last, p.lastAt = w, now
 	settling := p.settling
 	p.settling = false
 	binding := p.binding.Swap(false)
@@ -288,9 +308,7 @@ func (p *poolLimit) adjust(now time.Time) {
 		next, p.judging = p.cur-p.excess(waitTime, window), 0
 		if p.climbed { // the climb found the ceiling again: probe it less often
 			p.probeEvery = min(max(1, 2*p.probeEvery), maxProbeEvery)
-		} else { // waits without a climb: the pool changed; find it again
-			p.probeEvery = 0
-		}
+		} // else the pool shrank: the probes keep their pace (above)
 		p.ceiling, p.quiet, p.settling = p.cur, 0, true
 	case p.judging > 0:
 		if p.after.n.Load() < holdSamples {

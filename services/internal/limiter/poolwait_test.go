@@ -42,7 +42,7 @@ func newSim(t *testing.T, pool int) *sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.now = func() time.Time { return s.now }
+	p.now, p.lastAt = func() time.Time { return s.now }, s.now
 	p.due.Store(s.now.Add(poolWindow).UnixNano())
 	s.p = p
 	return s
@@ -193,7 +193,7 @@ func TestSignals(t *testing.T) {
 	l, _ := newLimiter(t, Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return waits }})
 	p := l.permits.(*poolLimit)
 	now := time.Unix(0, 0)
-	p.now = func() time.Time { return now }
+	p.now, p.lastAt = func() time.Time { return now }, now
 	p.due.Store(now.Add(poolWindow).UnixNano())
 	waits = PoolWaits{Acquires: 100, Waited: 25}
 	now = now.Add(poolWindow)
@@ -253,7 +253,7 @@ func TestLatencyLeavesAClimbsWaitsToThePool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.now = func() time.Time { return now }
+	p.now, p.lastAt = func() time.Time { return now }, now
 	window := func(acquires, waited int64, holds time.Duration) {
 		w.Acquires += acquires
 		w.Waited += waited
@@ -285,5 +285,70 @@ func TestLatencyLeavesAClimbsWaitsToThePool(t *testing.T) {
 	window(50, 0, 40*time.Millisecond)
 	if p.cur != 9 || p.judging == 0 {
 		t.Fatalf("limit %d (judging %s): holds twice the baseline with no wait and no climb cut nothing", p.cur, p.judging)
+	}
+}
+
+// Windows end on requests, so the first one after a lull spans it. A pool
+// that shrank from 20 to 10 during the lull (a pause between two loads,
+// DB_MAX_CONNS changed in it) is not judged on waits spread over that
+// whole window, which read as one permit too many (a cut of one, then a
+// window to settle: everyone waited for two windows), but on the first
+// window of traffic: a cut by the excess its waits measure.
+func TestPoolLimitJudgesNoWindowAcrossALull(t *testing.T) {
+	var w PoolWaits
+	now := time.Unix(0, 0)
+	p, err := newPoolLimit(Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return w }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.now, p.lastAt = func() time.Time { return now }, now
+	window := func(d time.Duration, acquires int64, wait time.Duration) {
+		w.Acquires += acquires
+		w.Waited += acquires
+		w.WaitTime += time.Duration(acquires) * wait
+		now = now.Add(d)
+		p.binding.Store(true)
+		p.adjust(now)
+	}
+	// 4 s without a request, then the first requests on the new pool of
+	// 10 wait for its connections to be made.
+	window(4*time.Second, 10, 10*time.Millisecond)
+	if p.cur != 20 || p.settling {
+		t.Fatalf("limit %d (settling %v) after a window across a 4 s lull: it was judged", p.cur, p.settling)
+	}
+	// The first window of traffic: 20 permits, 10 connections; 45
+	// acquires, each waiting for a hold of 20 ms.
+	window(poolWindow, 45, 20*time.Millisecond)
+	if p.cur > 11 {
+		t.Fatalf("limit %d after the first window of traffic on a pool of 10 (waits of 9 requests on average), want at most 11", p.cur)
+	}
+}
+
+// After the pool shrinks, the probes above it keep the pace they had: each
+// makes about a window of acquires wait for a connection. Starting them
+// over from one window made six in the first three seconds.
+func TestPoolLimitKeepsItsProbePaceWhenThePoolShrinks(t *testing.T) {
+	s := newSim(t, 20)
+	s.run("pool 20", 20*time.Second, 20, 21)
+	s.pool = 10
+	found, over := 0, 0
+	for i := range 10_000 {
+		s.ms()
+		if (i+1)%100 != 0 {
+			continue
+		}
+		l := s.p.limit()
+		if found == 0 && l <= 10 {
+			found = i + 1
+		}
+		if found > 0 && i+1 <= found+3000 && l > 10 {
+			over++
+		}
+	}
+	if found == 0 || found > 1000 {
+		t.Fatalf("the limit found the pool of 10 after %d ms (0: never), want within a second", found)
+	}
+	if over > 2 {
+		t.Errorf("%d windows above the shrunk pool in the 3 s after the limit found it, want at most 2 (a probe every 3 s)", over)
 	}
 }
