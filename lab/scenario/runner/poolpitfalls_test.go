@@ -71,14 +71,22 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 		// machine, so 503s alone do not tell.
 		// At pool 4 the semaphore deadlocks only now and then (4-10
 		// requests of thousands in 10 s at full size, README 15): in a
-		// 2 s phase it may not, so only unbounded and the pipeline must.
+		// 2 s phase it may not, so only unbounded must. The pipeline's
+		// deadlock as it opens is a race too (its four workers must each
+		// take a first connection before any takes its second); what it
+		// always shows is one request at a time, not two: under half the
+		// bound, however fast the machine.
 		res := run(t, "nested-acquire")
 		for name, r := range runs(t, res, 0) {
-			if name == "semaphore" {
-				continue
-			}
-			if n := longWaits(r); n == 0 || timedOut(r) == 0 {
-				t.Errorf("pool-4, %s: %v acquires waited over 0.5 s, status %v; want the deadlock's", name, n, r.Status)
+			switch name {
+			case "unbounded":
+				if n := longWaits(r); n == 0 || timedOut(r) == 0 {
+					t.Errorf("pool-4, %s: %v acquires waited over 0.5 s, status %v; want the deadlock's", name, n, r.Status)
+				}
+			case "pipeline":
+				if half := res.Phases[0].BoundRPS / 2; r.Succeeded == 0 || r.Goodput >= half {
+					t.Errorf("pool-4, %s: %d ok, %.1f/s, status %v; want one request at a time: some ok, under half the bound (%.0f/s)", name, r.Succeeded, r.Goodput, r.Status, half)
+				}
 			}
 		}
 		for name, r := range runs(t, res, 1) {
