@@ -36,9 +36,14 @@ const maxProbeEvery = 30
 // ping) must not push it down.
 const poolWaitShare = 0.02
 
-// lullWindow is the longest window judged: windows end on requests, and
-// one that spans a lull (no request for twice a window) began before it.
-const lullWindow = 2 * poolWindow
+// lullWindow is the longest window judged. A window ends at the first
+// permit released or refused after it is due, so one that ran ten times
+// its length spans a lull (a pause in the load, a change made in it), and
+// its waits belong to what came after it, not to its whole length. It is
+// long enough that a load of a few requests a second, whose windows run
+// a few hundred milliseconds, is still judged; below about one a second
+// the limit learns nothing.
+const lullWindow = 10 * poolWindow
 
 // latencyRise is how far a window's mean hold may rise above the baseline
 // before the limit backs off on latency; latencyFall is how much shorter
@@ -82,10 +87,11 @@ const (
 //
 // Each window, in order:
 //
-//   - a window that spans a lull (windows end on requests, and none came
-//     for lullWindow) is not judged: it began before the lull, and its
-//     waits over its whole length would read as a fraction of what they
-//     are; the next one, of traffic, is;
+//   - a window that ran past lullWindow spans a lull (windows end on
+//     requests) and is not judged: its waits came after the lull, and
+//     over its whole length would read as a fraction of what they are.
+//     A lull also ends a latency cut's experiment and a settling window;
+//     the next window, of traffic, is judged;
 //   - the window right after a cut on pool waits is not judged on its
 //     waits: the requests that were waiting in the pool at the cut end
 //     their waits in it;
@@ -104,9 +110,11 @@ const (
 //     wait that doubles (to maxProbeEvery) each time such a probe finds
 //     the ceiling again, and is none once a probe made no acquire wait
 //     (the pool grew). Waits that no climb caused (the pool shrank) keep
-//     that pace: the cut is what they measured, a cut too deep climbs
-//     back at once below the new ceiling, and each probe above it makes
-//     a window's acquires wait;
+//     that pace: the cut is what they measured, and the ceiling is still
+//     the limit before it, so the limit climbs back at once to one above
+//     the shrunk pool (a cut too deep, or the first probe); the waits
+//     there set the ceiling, and each probe after it, a window of waits,
+//     comes at the pace the probes had;
 //   - otherwise hold it: a limit that binds nothing learns nothing.
 //
 // With a fast database it settles at the pool's free connections, probing
@@ -138,7 +146,8 @@ type poolLimit struct {
 	// cut on pool waits, and the requests still waiting in the pool then
 	// finish their waits in this one. ceiling is the limit at which acquires
 	// last waited (0: none known); a climb to it or above waits for
-	// probeEvery quiet windows (quiet counts the windows since that cut).
+	// probeEvery quiet windows (quiet counts the windows judged since that
+	// cut).
 	climbed, settling bool
 	ceiling           int
 	quiet, probeEvery int
@@ -277,12 +286,16 @@ func (p *poolLimit) adjust(now time.Time) {
 	waitTime, window := w.WaitTime-p.last.WaitTime, now.Sub(p.lastAt)
 	p.last, p.lastAt = w, now
 	if window > lullWindow {
-		// No request came for a while (windows end on requests): the
-		// window began before the lull, and its waits, over its whole
-		// length, would read as a fraction of what they are now. Start
-		// afresh; the next window, a poolWindow of traffic, is judged.
+		// A lull (the type's comment): start afresh. The requests that were
+		// in the pool at a cut, and the holds a latency cut was to be
+		// judged on, ended in it or after it, on a pool that may have
+		// changed.
 		p.binding.Store(false)
 		p.held.take()
+		p.settling, p.judging = false, 0
+		p.cutAt.Store(-1 << 63)
+		p.before.take()
+		p.after.take()
 		return
 	}
 	if window <= 0 {
@@ -328,9 +341,8 @@ func (p *poolLimit) adjust(now time.Time) {
 		// includes its pool wait, and the waits a probe causes are counted
 		// as they end, a window late. A latency cut there took the waits'
 		// verdict from the pool signal: counted after the cut, they read as
-		// a pool that changed (probing afresh, a ceiling at or below the
-		// pool, then cleared by the next climb), and the limit climbed
-		// above the pool.
+		// a pool that changed (a ceiling at or below the pool, then cleared
+		// by the next climb), and the limit climbed above the pool.
 		next, p.judging = cut, hold
 		p.cutAt.Store(now.UnixNano())
 		p.after.take()

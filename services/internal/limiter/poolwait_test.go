@@ -247,13 +247,7 @@ func TestPoolLimitProbesTheFoundPoolSeldom(t *testing.T) {
 // pool signal: no latency cut right after a probe, nor with acquires
 // waiting.
 func TestLatencyLeavesAClimbsWaitsToThePool(t *testing.T) {
-	var w PoolWaits
-	now := time.Unix(0, 0)
-	p, err := newPoolLimit(Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return w }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.now, p.lastAt = func() time.Time { return now }, now
+	p, w, now := drivenPoolLimit(t)
 	window := func(acquires, waited int64, holds time.Duration) {
 		w.Acquires += acquires
 		w.Waited += waited
@@ -261,8 +255,8 @@ func TestLatencyLeavesAClimbsWaitsToThePool(t *testing.T) {
 		for range holdSamples {
 			p.held.add(holds)
 		}
-		now = now.Add(poolWindow)
-		p.adjust(now)
+		*now = now.Add(poolWindow)
+		p.adjust(*now)
 	}
 	// At a pool of 10, with a 20 ms baseline, the last probe found the
 	// ceiling at 11 and backs off 4 windows; then it probes again.
@@ -295,20 +289,14 @@ func TestLatencyLeavesAClimbsWaitsToThePool(t *testing.T) {
 // window to settle: everyone waited for two windows), but on the first
 // window of traffic: a cut by the excess its waits measure.
 func TestPoolLimitJudgesNoWindowAcrossALull(t *testing.T) {
-	var w PoolWaits
-	now := time.Unix(0, 0)
-	p, err := newPoolLimit(Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return w }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.now, p.lastAt = func() time.Time { return now }, now
+	p, w, now := drivenPoolLimit(t)
 	window := func(d time.Duration, acquires int64, wait time.Duration) {
 		w.Acquires += acquires
 		w.Waited += acquires
 		w.WaitTime += time.Duration(acquires) * wait
-		now = now.Add(d)
+		*now = now.Add(d)
 		p.binding.Store(true)
-		p.adjust(now)
+		p.adjust(*now)
 	}
 	// 4 s without a request, then the first requests on the new pool of
 	// 10 wait for its connections to be made.
@@ -321,6 +309,23 @@ func TestPoolLimitJudgesNoWindowAcrossALull(t *testing.T) {
 	window(poolWindow, 45, 20*time.Millisecond)
 	if p.cur > 11 {
 		t.Fatalf("limit %d after the first window of traffic on a pool of 10 (waits of 9 requests on average), want at most 11", p.cur)
+	}
+	// A lull right after that cut: the requests that were waiting then
+	// ended their waits in it, so the window after it is judged, not
+	// skipped as settling.
+	window(4*time.Second, 0, 0)
+	was := p.cur
+	window(poolWindow, 45, 2*time.Millisecond)
+	if p.cur != was-1 {
+		t.Fatalf("limit %d after a window with every acquire waiting (one request on average) that followed a lull, want %d", p.cur, was-1)
+	}
+	// A slow load is no lull: windows of 300 ms, three requests each, all
+	// waiting 200 ms (two on average) are judged.
+	window(4*time.Second, 0, 0)
+	was = p.cur
+	window(300*time.Millisecond, 3, 200*time.Millisecond)
+	if p.cur != was-2 {
+		t.Fatalf("limit %d after a 300 ms window of a slow load with two requests waiting on average, want %d", p.cur, was-2)
 	}
 }
 
@@ -351,4 +356,18 @@ func TestPoolLimitKeepsItsProbePaceWhenThePoolShrinks(t *testing.T) {
 	if over > 2 {
 		t.Errorf("%d windows above the shrunk pool in the 3 s after the limit found it, want at most 2 (a probe every 3 s)", over)
 	}
+}
+
+// drivenPoolLimit is a pool-watching limit on a clock the test moves (now)
+// over pool counters it sets (w); windows end where the test calls adjust.
+func drivenPoolLimit(t *testing.T) (p *poolLimit, w *PoolWaits, now *time.Time) {
+	t.Helper()
+	w, now = new(PoolWaits), new(time.Time)
+	*now = time.Unix(0, 0)
+	p, err := newPoolLimit(Config{Adaptive: true, Min: 1, Max: 200, PoolWaits: func() PoolWaits { return *w }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.now, p.lastAt = func() time.Time { return *now }, *now
+	return p, w, now
 }
