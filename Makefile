@@ -296,8 +296,9 @@ lab-test: ## the compose lab for real (Docker): up --build, every in-the-lab sce
 # says it shows, background load alone and a busy healthy load, the
 # report written to DIAGNOSIS_OUT (docs/results/diagnosis). The defaults
 # run each pitfall on every model where it shows, after 30 min of background
-# load alone (not yet run in full); the committed report is a shorter one
-# (one model per pitfall, 2 min of background load alone: about 35 min).
+# load alone (not yet run in full); the committed reports are shorter ones
+# (one model per pitfall, after 2 min of background load alone: about
+# 37 min; after 23 min, which gives each service 30 calm minutes: 58 min).
 DIAGNOSIS_MODELS ?= showing
 DIAGNOSIS_CALM   ?= 30m
 DIAGNOSIS_PHASE  ?= 60s
