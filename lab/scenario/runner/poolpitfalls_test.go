@@ -73,9 +73,10 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 		// requests of thousands in 10 s at full size, README 15): in a
 		// 2 s phase it may not, so only unbounded must. The pipeline's
 		// deadlock as it opens is a race too (its four workers must each
-		// take a first connection before any takes its second); what it
-		// always shows is one request at a time, not two: under half the
-		// bound, however fast the machine.
+		// take a first connection before any takes its second): it either
+		// deadlocks (then it may answer nothing but 503 in 2 s) or runs one
+		// request at a time; never two, so under half the bound however
+		// fast the machine.
 		res := run(t, "nested-acquire")
 		for name, r := range runs(t, res, 0) {
 			switch name {
@@ -84,8 +85,11 @@ func TestPoolPitfallScenariosRunQuickly(t *testing.T) {
 					t.Errorf("pool-4, %s: %v acquires waited over 0.5 s, status %v; want the deadlock's", name, n, r.Status)
 				}
 			case "pipeline":
-				if half := res.Phases[0].BoundRPS / 2; r.Succeeded == 0 || r.Goodput >= half {
-					t.Errorf("pool-4, %s: %d ok, %.1f/s, status %v; want one request at a time: some ok, under half the bound (%.0f/s)", name, r.Succeeded, r.Goodput, r.Status, half)
+				n := longWaits(r)
+				deadlock := n > 0 && timedOut(r) > 0
+				if half := res.Phases[0].BoundRPS / 2; r.Goodput >= half || (r.Succeeded == 0 && !deadlock) {
+					t.Errorf("pool-4, %s: %d ok (%.1f/s), %v acquires waited over 0.5 s, status %v; want the deadlock's, or one request at a time (under half the bound, %.0f/s)",
+						name, r.Succeeded, r.Goodput, n, r.Status, half)
 				}
 			}
 		}
