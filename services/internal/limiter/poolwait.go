@@ -45,6 +45,9 @@ const poolWaitShare = 0.02
 // the limit learns nothing.
 const lullWindow = 10 * poolWindow
 
+// noCut is cutAt when no latency cut awaits its verdict: before every hold.
+const noCut = -1 << 63
+
 // latencyRise is how far a window's mean hold may rise above the baseline
 // before the limit backs off on latency; latencyFall is how much shorter
 // the holds begun after such a cut must be than those begun before it for
@@ -185,7 +188,7 @@ func newPoolLimit(cfg Config) (*poolLimit, error) {
 	p.g.SetOrder(cfg.NewestFirst)
 	p.last, p.lastAt = p.waits(), p.now()
 	p.due.Store(p.lastAt.Add(poolWindow).UnixNano())
-	p.cutAt.Store(-1 << 63)
+	p.cutAt.Store(noCut)
 	return p, nil
 }
 
@@ -293,7 +296,7 @@ func (p *poolLimit) adjust(now time.Time) {
 		p.binding.Store(false)
 		p.held.take()
 		p.settling, p.judging = false, 0
-		p.cutAt.Store(-1 << 63)
+		p.cutAt.Store(noCut)
 		p.before.take()
 		p.after.take()
 		return
