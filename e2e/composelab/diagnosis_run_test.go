@@ -141,6 +141,8 @@ const (
 // tooManyClients runs too-many-clients as docs/lab.md does: Postgres
 // started with room for 50 connections, the three services loaded at
 // once (each run in the foreground here, so that its report can be read).
+// It follows the runs behind the database proxy, and its up also takes the
+// lab off the proxy.
 func (d *diagnosis) tooManyClients() {
 	t := d.t
 	data, err := os.ReadFile(filepath.Join(root, "docs", "lab.md"))
@@ -152,8 +154,11 @@ func (d *diagnosis) tooManyClients() {
 			t.Fatalf("docs/lab.md no longer gives %q, which this test runs", want)
 		}
 	}
-	d.settle(tmcUp, func() {
+	// From the dbproxy recipe's lab: the same up puts the services back
+	// on postgres:5432 (LAB_DATABASE_URL unset), and the proxy goes.
+	d.settle(tmcUp+", the lab back on postgres:5432", func() {
 		d.l.must(t, 10*time.Minute, []string{"POSTGRES_MAX_CONNECTIONS=50"}, nil, "up", "-d", "--wait")
+		d.l.must(t, 10*time.Minute, nil, nil, "--profile", "dbproxy", "rm", "--stop", "--force", "dbproxy")
 	})
 	d.rest(modelNames)
 	from := time.Now().UTC()
