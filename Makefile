@@ -143,17 +143,17 @@ test-build:
 
 # The slow tier: the tests of the _test.go files behind the build tag
 # labcheck (the lab end to end, the browser tests, every scenario from the
-# page quick and at full size, the tests that measure the machine), and
-# only those: their packages' other tests ran in make test. The files are
-# found by their //go:build line, the tests by their func lines. -p 1: the
-# tests that measure the machine run one package at a time, so that no
-# other package's load is in their figures.
+# page at full size, every pitfall a mystery runs, the tests that measure
+# the machine), and only those: their packages' other tests ran in make
+# test. The files are found by their //go:build line, the tests by their
+# func lines. -p 1: the tests that measure the machine run one package at
+# a time, so that no other package's load is in their figures.
 LABCHECK_FILES = $(shell grep -rlE --include='*_test.go' --exclude-dir=.cache '^//go:build .*\blabcheck\b' .)
 LABCHECK_PKGS  = $(sort $(patsubst %/,%,$(dir $(LABCHECK_FILES))))
 LABCHECK_TESTS = $(shell sed -nE 's/^func (Test[A-Za-z0-9_]+)\(t \*testing\.T\).*/\1/p' $(LABCHECK_FILES) | sort -u | paste -sd'|')
 
 .PHONY: lab-check lab-check-vet
-lab-check: chromium pgbouncer pgcheck ## the slow tier (build tag labcheck): the lab end to end, the browser tests, every scenario from the page quick and at full size, the tests that measure the machine
+lab-check: chromium pgbouncer pgcheck ## the slow tier (build tag labcheck): the lab end to end, the browser tests, every scenario from the page at full size, every pitfall a mystery runs, the tests that measure the machine
 	@$(MAKE) --no-print-directory -j3 $(BIN)/prometheus $(BIN)/postgres_exporter lab-check-vet
 	PROMETHEUS=$(BIN)/prometheus POSTGRES_EXPORTER=$(BIN)/postgres_exporter $(GO) test -tags labcheck -race -shuffle=on -count=1 -p 1 -timeout 60m -run '^($(LABCHECK_TESTS))$$' $(LABCHECK_PKGS)
 lab-check-vet:

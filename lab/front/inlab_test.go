@@ -15,25 +15,22 @@ import (
 	"github.com/orderlab/orderlab/lab/scenario/catalog"
 )
 
-// TestEveryInLabScenarioRunsQuickFromThePage: every scenario of the
-// catalog that the lab can run, started from the page's API in quick
-// mode against the three services behind the lab's database proxy, runs to
-// its end (done, no error, a verdict for each expectation, its report), and
-// leaves the knobs as they were. A missed expectation is the run's answer,
-// not a failure; a run that does not finish is.
-func TestEveryInLabScenarioRunsQuickFromThePage(t *testing.T) {
-	all, inLab := inLabScenarios(t)
-	f := startFixture(t, fixtureConfig{services: scenario.Services, catalog: all, proxy: true})
-	runEach(t, f, inLab, func(s scenario.Scenario, done api.Run) {})
-}
-
-// TestEveryInLabScenarioRunsAtFullSizeFromThePage: the same at full
-// size: every pool, dependent knob, client count, rate and bound as the
-// scenario states it, so that a knob the services refuse at full size
-// (a pipeline's workers above its pool, say) fails here. Only the time is
-// cut: each scenario is given a quick factor of 1, which shortens its
-// phases to a few seconds (a db_stop phase keeps its outage) and shrinks
-// nothing; each phase's bound on the page is the full-size one.
+// TestEveryInLabScenarioRunsAtFullSizeFromThePage: every scenario of the
+// catalog that the lab can run, started from the page's API against the
+// three services behind the lab's database proxy, runs to its end (done,
+// no error, a verdict for each expectation, its report) and leaves the
+// knobs as they were, at full size: every pool, dependent knob, client
+// count, rate and bound as the scenario states it, so that a knob the
+// services refuse at full size (a pipeline's workers above its pool, say)
+// fails here. A missed expectation is the run's answer, not a failure; a
+// run that does not finish is. Only the time is cut: each scenario is
+// given a quick factor of 1, which shortens its phases to a few seconds
+// (a db_stop phase keeps its outage) and shrinks nothing; each phase's
+// bound on the page is the full-size one.
+//
+// Quick mode is run elsewhere: every in-the-lab scenario quick in the
+// compose lab (make lab-test), and every pitfall quick from this page's
+// API as a mystery (TestEveryMysteryRunsQuickFromThePage).
 func TestEveryInLabScenarioRunsAtFullSizeFromThePage(t *testing.T) {
 	all, inLab := inLabScenarios(t)
 	for _, ss := range [][]scenario.Scenario{all, inLab} {
@@ -75,7 +72,8 @@ func inLabScenarios(t *testing.T) (all, inLab []scenario.Scenario) {
 	return all, inLab
 }
 
-// runEach starts each scenario from f's page in quick mode, one after the
+// runEach starts each scenario from f's page (in quick mode: the
+// scenarios' own quick factor says how much it shortens), one after the
 // other, and requires each to end done, with no error, its report, a
 // verdict for each expectation and a start for each phase; check looks at
 // what is particular to the test. The knobs must be back at the end.
