@@ -1,5 +1,3 @@
-//go:build composelab
-
 package composelab
 
 import (
@@ -93,8 +91,10 @@ type runTask struct {
 
 // tasksOf lists the pitfall runs: every model where the pitfall shows
 // ("showing"), or one of them ("one": the one that ran fewest so far, so
-// that the three share the run). They are taken so that a model rests
-// while the next one runs.
+// that the three share the run). They are taken in turns: each next run
+// is on the model that ran longest ago, the catalog's first pitfall that
+// it has, so that a model rests while the other two run, and a run seldom
+// waits for its model's window to be read to its end.
 func tasksOf(models string, proxy bool) []runTask {
 	var pending []runTask
 	picked := map[string]int{}
@@ -113,14 +113,16 @@ func tasksOf(models string, proxy bool) []runTask {
 		}
 	}
 	var out []runTask
-	last := ""
+	lastRan := map[string]int{} // the model's last run's place in out, plus one
 	for len(pending) > 0 {
-		i := slices.IndexFunc(pending, func(t runTask) bool { return t.model != last })
-		if i < 0 {
-			i = 0
+		i := 0
+		for j, t := range pending {
+			if lastRan[t.model] < lastRan[pending[i].model] {
+				i = j
+			}
 		}
 		out = append(out, pending[i])
-		last = pending[i].model
+		lastRan[pending[i].model] = len(out)
 		pending = slices.Delete(pending, i, i+1)
 	}
 	return out
@@ -288,4 +290,47 @@ func cmpOr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// TestPitfallRunsTakeTurns: each run is on the model that ran longest
+// ago among those with a run left, so that a model rests while the others
+// run; in "one" every pitfall runs once and the three share the runs.
+func TestPitfallRunsTakeTurns(t *testing.T) {
+	for _, models := range []string{"one", "showing"} {
+		for _, proxy := range []bool{false, true} {
+			tasks := tasksOf(models, proxy)
+			var ran []string
+			for _, task := range tasks {
+				ran = append(ran, task.plan.pitfall+"@"+task.model)
+			}
+			last := map[string]int{} // a model's last run's place, plus one
+			for i, task := range tasks {
+				for _, later := range tasks[i:] {
+					if last[later.model] < last[task.model] {
+						t.Errorf("%s, proxy %v: run %d is %s while %s, which ran longer ago, has a run left: %v", models, proxy, i+1, ran[i], later.model, ran)
+						break
+					}
+				}
+				last[task.model] = i + 1
+			}
+			if models != "one" {
+				continue
+			}
+			count := map[string]int{}
+			seen := map[string]bool{}
+			for _, task := range tasks {
+				count[task.model]++
+				if seen[task.plan.pitfall] {
+					t.Errorf("one, proxy %v: %s runs twice: %v", proxy, task.plan.pitfall, ran)
+				}
+				seen[task.plan.pitfall] = true
+			}
+			if !proxy && (slices.Max(slices.Collect(maps.Values(count)))-slices.Min(slices.Collect(maps.Values(count))) > 1) {
+				t.Errorf("one: the models share the runs unevenly, %v: %v", count, ran)
+			}
+			if !proxy {
+				t.Logf("one: %v", ran)
+			}
+		}
+	}
 }
