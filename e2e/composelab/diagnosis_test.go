@@ -86,11 +86,18 @@ func TestDiagnosis(t *testing.T) {
 	d.rest(modelNames)
 
 	alerts, polls, errs, lastErr := d.w.close()
-	d.r.Polls, d.r.PollErrors = polls, errs
-	if errs > polls/20 {
-		t.Errorf("%d of %d asks of Prometheus failed, the last: %v", errs, polls, lastErr)
-	}
+	d.r.Polls, d.r.PollErrors = polls, len(errs)
 	d.attribute(alerts, time.Now().UTC())
+	// While the lab is being recreated (a settle, the first one the cold
+	// build of its images), Prometheus may not answer; what is judged is
+	// read outside those windows.
+	judged := slices.DeleteFunc(errs, func(at time.Time) bool {
+		return slices.ContainsFunc(d.r.Windows, func(w window) bool { return w.Kind == "settle" && !at.Before(w.From) && !at.After(w.To) })
+	})
+	t.Logf("%d of %d asks of Prometheus failed, %d of them outside the lab's recreations; the last: %v", d.r.PollErrors, polls, len(judged), lastErr)
+	if len(judged) > polls/20 {
+		t.Errorf("%d of %d asks of Prometheus failed outside the lab's recreations, the last: %v", len(judged), polls, lastErr)
+	}
 	d.r.Elapsed = time.Since(d.r.StartedAt).Round(time.Second).Seconds()
 	d.r.LoadAverage[1] = loadAverage(t)
 	d.write()

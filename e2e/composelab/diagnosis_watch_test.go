@@ -26,7 +26,7 @@ type alertWatch struct {
 	seen    map[alertKey]*alertSeen
 	current map[alertKey]bool // those of the last answer
 	polls   int
-	errs    int
+	errs    []time.Time // when an ask failed
 	lastErr error
 }
 
@@ -62,7 +62,7 @@ func (w *alertWatch) poll() {
 	defer w.mu.Unlock()
 	w.polls++
 	if err != nil {
-		w.errs++
+		w.errs = append(w.errs, now)
 		w.lastErr = err
 		return
 	}
@@ -104,8 +104,8 @@ func (w *alertWatch) active(services ...string) []alertSeen {
 }
 
 // close stops the asking and returns every alert seen, by when it became
-// active, with the number of asks and of failed ones.
-func (w *alertWatch) close() (alerts []alertSeen, polls, errs int, lastErr error) {
+// active, with the number of asks and when those that failed did.
+func (w *alertWatch) close() (alerts []alertSeen, polls int, errs []time.Time, lastErr error) {
 	close(w.stop)
 	<-w.done
 	w.mu.Lock()
