@@ -256,6 +256,9 @@ func (d *diagnosis) write() {
 	if out == "" {
 		return
 	}
+	if !filepath.IsAbs(out) { // as make's command line says it, from the repository
+		out = filepath.Join(root, out)
+	}
 	stamp := filepath.Join(out, d.r.StartedAt.Format("20060102T150405Z"))
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		d.t.Fatal(err)
