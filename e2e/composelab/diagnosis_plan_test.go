@@ -26,8 +26,6 @@ type pitfallPlan struct {
 	// dbproxy); its latency or outage reaches every service, so alerts on
 	// the others are the run's too.
 	proxy bool
-	// unproven, by model: why the diagonal is not held there.
-	unproven map[string]string
 	// also, by model: pitfalls the run holds besides its own, and why.
 	also    map[string][]string
 	alsoWhy string
@@ -248,48 +246,6 @@ func writeVariant(dir, name string, s scenario.Scenario) (string, error) {
 		return "", err
 	}
 	return "/diag/" + name + ".yaml", nil
-}
-
-// howOf says what a variant runs, in words, for the report.
-func howOf(s scenario.Scenario) string {
-	ph := s.Phases[0]
-	l := ph.Load
-	var what []string
-	switch l.Mode {
-	case "open":
-		what = append(what, fmt.Sprintf("%s %s at %g/s (at most %d connections) for %s", cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Rate, l.Concurrency, l.Duration.D()))
-	default:
-		what = append(what, fmt.Sprintf("%d %s clients sending %s %s for %s", l.Concurrency, l.Mode, cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Duration.D()))
-	}
-	if l.Retry != "" {
-		what = append(what, "retry "+l.Retry)
-	}
-	env := maps.Clone(s.Env)
-	if env == nil {
-		env = map[string]string{}
-	}
-	maps.Copy(env, ph.Env)
-	var knobs []string
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		knobs = append(knobs, k+"="+env[k])
-	}
-	if len(knobs) > 0 {
-		what = append(what, strings.Join(knobs, " "))
-	}
-	if ph.DBLatency != nil {
-		what = append(what, "the database proxy adding "+ph.DBLatency.D().String()+" per round trip")
-	}
-	if ph.DBStop != nil {
-		what = append(what, fmt.Sprintf("the database proxy down %s after %s", ph.DBStop.For.D(), ph.DBStop.After.D()))
-	}
-	return "`lab scenario` of a file: " + strings.Join(what, "; ") + "."
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // TestPitfallRunsTakeTurns: each run is on the model that ran longest

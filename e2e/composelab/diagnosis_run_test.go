@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/orderlab/orderlab/lab/scenario"
 	"github.com/orderlab/orderlab/lab/scenario/result"
 	"github.com/orderlab/orderlab/loadtest/report"
 )
@@ -48,7 +50,7 @@ func (d *diagnosis) runPitfall(task runTask) {
 	out, err := d.l.run(ctx, nil, args...)
 	st := pitfallRun{
 		Pitfall: task.plan.pitfall, Model: task.model, Scenario: task.plan.pitfall, Phase: task.plan.phase,
-		How: howOf(s), CatalogSays: says, From: from, Unproven: task.plan.unproven[task.model],
+		How: howOf(s), CatalogSays: says, From: from,
 		PhaseStart: from, PhaseSeconds: d.set.PhaseSeconds,
 	}
 	if also := task.plan.also[task.model]; len(also) > 0 {
@@ -250,4 +252,46 @@ func (d *diagnosis) attribute(alerts []alertSeen, end time.Time) {
 		}
 		d.r.Alerts = append(d.r.Alerts, a)
 	}
+}
+
+// howOf says what a variant runs, in words, for the report.
+func howOf(s scenario.Scenario) string {
+	ph := s.Phases[0]
+	l := ph.Load
+	var what []string
+	switch l.Mode {
+	case "open":
+		what = append(what, fmt.Sprintf("%s %s at %g/s (at most %d connections) for %s", cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Rate, l.Concurrency, l.Duration.D()))
+	default:
+		what = append(what, fmt.Sprintf("%d %s clients sending %s %s for %s", l.Concurrency, l.Mode, cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Duration.D()))
+	}
+	if l.Retry != "" {
+		what = append(what, "retry "+l.Retry)
+	}
+	env := maps.Clone(s.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, ph.Env)
+	var knobs []string
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		knobs = append(knobs, k+"="+env[k])
+	}
+	if len(knobs) > 0 {
+		what = append(what, strings.Join(knobs, " "))
+	}
+	if ph.DBLatency != nil {
+		what = append(what, "the database proxy adding "+ph.DBLatency.D().String()+" per round trip")
+	}
+	if ph.DBStop != nil {
+		what = append(what, fmt.Sprintf("the database proxy down %s after %s", ph.DBStop.For.D(), ph.DBStop.After.D()))
+	}
+	return "`lab scenario` of a file: " + strings.Join(what, "; ") + "."
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
