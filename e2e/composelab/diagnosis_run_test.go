@@ -3,6 +3,7 @@
 package composelab
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -261,9 +262,9 @@ func howOf(s scenario.Scenario) string {
 	var what []string
 	switch l.Mode {
 	case "open":
-		what = append(what, fmt.Sprintf("%s %s at %g/s (at most %d connections) for %s", cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Rate, l.Concurrency, l.Duration.D()))
+		what = append(what, fmt.Sprintf("%s %s at %g/s (at most %d connections) for %s", cmp.Or(ph.Request.Method, "GET"), ph.Request.Path, l.Rate, l.Concurrency, l.Duration.D()))
 	default:
-		what = append(what, fmt.Sprintf("%d %s clients sending %s %s for %s", l.Concurrency, l.Mode, cmpOr(ph.Request.Method, "GET"), ph.Request.Path, l.Duration.D()))
+		what = append(what, fmt.Sprintf("%d %s clients sending %s %s for %s", l.Concurrency, l.Mode, cmp.Or(ph.Request.Method, "GET"), ph.Request.Path, l.Duration.D()))
 	}
 	if l.Retry != "" {
 		what = append(what, "retry "+l.Retry)
@@ -287,11 +288,4 @@ func howOf(s scenario.Scenario) string {
 		what = append(what, fmt.Sprintf("the database proxy down %s after %s", ph.DBStop.For.D(), ph.DBStop.After.D()))
 	}
 	return "`lab scenario` of a file: " + strings.Join(what, "; ") + "."
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -3,6 +3,7 @@
 package composelab
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func TestDiagnosis(t *testing.T) {
 		CalmSeconds:   envDuration(t, "DIAGNOSIS_CALM", 2*time.Minute).Seconds(),
 		BusySeconds:   envDuration(t, "DIAGNOSIS_BUSY", time.Minute).Seconds(),
 		TailSeconds:   90,
-		Models:        cmpOr(os.Getenv("DIAGNOSIS_MODELS"), "one"),
+		Models:        cmp.Or(os.Getenv("DIAGNOSIS_MODELS"), "one"),
 		TargetSeconds: detectWithin.Seconds(),
 	}
 	if set.Models != "showing" && set.Models != "one" {
