@@ -297,9 +297,9 @@ lab-test: ## the compose lab for real (Docker): up --build, every in-the-lab sce
 # load alone, and a busy healthy load on each model; the report written to
 # DIAGNOSIS_OUT (docs/results/diagnosis, a relative path from here; empty:
 # the test's log only). .ci/run runs it at its defaults, which take about
-# 33 min (docs/development.md#what-ci-takes); DIAGNOSIS_CALM=23m gives each
+# 29 min (docs/development.md#what-ci-takes); DIAGNOSIS_CALM=23m gives each
 # service 30 calm minutes (58 min), DIAGNOSIS_MODELS=showing with the rest as
-# they are 50 min.
+# they are 50 min (both measured with 90 s windows, before they were 45).
 DIAGNOSIS_MODELS ?= one
 DIAGNOSIS_CALM   ?= 2m
 DIAGNOSIS_PHASE  ?= 60s
